@@ -1,0 +1,36 @@
+# Each target creates .venv itself: on a fresh clone with only python3, `make demo` and `make test`
+# are all there is to do.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export DBT_SEND_ANONYMOUS_USAGE_STATS := False
+export DO_NOT_TRACK := 1
+
+.PHONY: install demo test lint bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/dbt deps --project-dir . --profiles-dir .
+	$(BIN)/dbt build --project-dir . --profiles-dir . --exclude tag:dptool_gold
+	$(BIN)/dptool generate --project-dir . --out bundle
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_generate.py
+
+clean:
+	rm -rf target dbt_packages logs bundle *.duckdb

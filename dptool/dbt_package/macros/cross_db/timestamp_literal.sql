@@ -1,0 +1,8 @@
+{#- timestamp_literal('2018-01-01') -> a timestamp constant in the target's SQL. -#}
+{% macro timestamp_literal(value) %}
+  {{ return(adapter.dispatch('timestamp_literal', 'dptool')(value)) }}
+{% endmacro %}
+
+{% macro default__timestamp_literal(value) %}
+  {{- "cast('" ~ (value | replace("'", "''")) ~ "' as " ~ dbt.type_timestamp() ~ ")" -}}
+{% endmacro %}

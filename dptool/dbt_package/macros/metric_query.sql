@@ -1,0 +1,27 @@
+{#-
+  metric_query(metric, rules, where, group_by, shape, k) -> SQL
+
+  Builds the query spec `q` of a metric from its model's `meta.dptool.metric`, lets each rule macro
+  `rule__<id>(metric, q)` change it in order, and renders it. Shapes:
+    value   -> one row: value
+    grouped -> one row per group: <group_by...>, value
+    ranking -> the top k groups: <group_by...>, value, rank
+-#}
+{% macro metric_query(metric, rules=[], where=[], group_by=[], shape='value', k=none) %}
+  {%- set relation = ref(metric) -%}
+  {%- if not execute -%}
+    {{ return('select 1 as value') }}
+  {%- endif -%}
+  {%- set q = dptool.metric_spec(metric, relation) -%}
+  {%- do q.where.extend(where) -%}
+  {%- do q.group_by.extend(group_by) -%}
+  {%- for rule_id in rules -%}
+    {%- set rule_macro = context.get('rule__' ~ rule_id) -%}
+    {%- if rule_macro is none -%}
+      {{ exceptions.raise_compiler_error("dptool: rule macro 'rule__" ~ rule_id ~ "' not found (used by metric '" ~ metric ~ "')") }}
+    {%- endif -%}
+    {%- set changed = rule_macro(metric, q) -%}
+    {%- if changed is mapping -%}{%- set q = changed -%}{%- endif -%}
+  {%- endfor -%}
+  {{ return(dptool.render_metric_query(q, shape, k)) }}
+{% endmacro %}

@@ -1,0 +1,65 @@
+{#-
+  render_metric_query(q, shape, k) -> SQL text of a query spec.
+
+  Each predicate stands in its own parentheses: a rule's `a or b` must never bind to its neighbours.
+  `q.columns` redefines row-level columns of the metric model (name -> expression): a rule that changes
+  what a row counts as (a grace period, a neutral review) changes every metric that uses the column.
+-#}
+{% macro render_metric_query(q, shape='value', k=none) %}
+  {%- set source -%}
+    {%- if q.columns -%}
+      (select
+      {%- for col in q.source_columns %}
+        {% if col in q.columns %}{{ q.columns[col] }} as {{ col }}{% else %}{{ col }}{% endif %}{{ "," if not loop.last }}
+      {%- endfor %}
+      from {{ q.relation }})
+    {%- else -%}
+      {{ q.relation }}
+    {%- endif -%}
+  {%- endset -%}
+  {%- if q.columns -%}
+    {%- for col in q.columns if col not in q.source_columns -%}
+      {{ exceptions.raise_compiler_error("dptool: a rule redefines column '" ~ col ~ "', which metric '" ~ q.metric ~ "' does not document") }}
+    {%- endfor -%}
+  {%- endif -%}
+  {%- set groups = q.group_by -%}
+  {%- set body -%}
+    select
+    {%- for g in groups %}
+      {{ g }},
+    {%- endfor %}
+      {{ q.value }} as value
+    from {{ source }} dptool_metric
+    {%- if q.where %}
+    where {% for p in q.where %}({{ p }}){{ " and " if not loop.last }}{% endfor %}
+    {%- endif %}
+    {%- if groups %}
+    group by {{ groups | join(', ') }}
+    {%- endif %}
+    {%- if q.having %}
+    having {% for p in q.having %}({{ p }}){{ " and " if not loop.last }}{% endfor %}
+    {%- endif %}
+  {%- endset -%}
+  {%- if shape == 'ranking' -%}
+    {%- if not groups or k is none -%}
+      {{ exceptions.raise_compiler_error("dptool: a ranking of metric '" ~ q.metric ~ "' needs group_by and k") }}
+    {%- endif -%}
+    {%- set ranked -%}
+    select * from (
+      select
+        {{ groups | join(', ') }},
+        value,
+        row_number() over (
+          order by case when value is null then 1 else 0 end, value desc, {{ groups | join(', ') }}
+        ) as rank
+      from ({{ body }}) dptool_grouped
+    ) dptool_ranked
+    where rank <= {{ k | int }}
+    {%- endset -%}
+    {{ return(ranked) }}
+  {%- elif shape in ('value', 'grouped') -%}
+    {{ return(body) }}
+  {%- else -%}
+    {{ exceptions.raise_compiler_error("dptool: unknown shape '" ~ shape ~ "' for metric '" ~ q.metric ~ "'") }}
+  {%- endif -%}
+{% endmacro %}

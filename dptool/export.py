@@ -1,0 +1,155 @@
+"""Stage 10: the benchmark bundle, written atomically (a temp folder, then one rename).
+
+tasks.jsonl · kb/ (rule documents, metric catalog) · warehouse.duckdb (agent-visible tables only)
+· graph.json · card.md. Before the rename, every task's gold_sql is run on the new warehouse and
+must reproduce its gold rows: a bundle whose answers don't reproduce is never written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from collections import Counter
+from pathlib import Path
+
+from dptool.catalog import Catalog
+from dptool.errors import DptoolError
+from dptool.warehouse import Warehouse, export_tables
+
+TIERS = ("knowledge", "knowledge+analytics", "knowledge+analytics+rule")
+
+
+def bundle_tables(catalog: Catalog) -> list[tuple[str, str, str]]:
+    """(relation_name, schema, name) of every agent-visible table: one schema per domain."""
+    return [(t.relation_name, t.domain, t.name) for _, t in sorted(catalog.tables.items())]
+
+
+def write_bundle(out: Path, *, catalog: Catalog, source_db: str, tasks: list[dict], gold_rows: dict[str, list],
+                 graph_json: str, card: str) -> Path:
+    """Write the bundle to `out`, replacing what was there only once everything is written."""
+    out = Path(out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        export_tables(source_db, bundle_tables(catalog), tmp / "warehouse.duckdb")
+        reproduce(tmp / "warehouse.duckdb", tasks, gold_rows)
+        with open(tmp / "tasks.jsonl", "w", encoding="utf-8", newline="\n") as f:
+            for task in tasks:
+                f.write(json.dumps(task, ensure_ascii=False) + "\n")
+        write_kb(tmp / "kb", catalog)
+        (tmp / "graph.json").write_text(graph_json, encoding="utf-8")
+        (tmp / "card.md").write_text(card, encoding="utf-8")
+        if out.exists():
+            old = out.parent / f".{out.name}.old-{os.getpid()}"
+            out.rename(old)
+            tmp.rename(out)
+            shutil.rmtree(old)
+        else:
+            tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def reproduce(warehouse_path: Path, tasks: list[dict], gold_rows: dict[str, list]) -> None:
+    """Run each task's gold_sql on the bundle's warehouse; its rows must equal the materialized ones."""
+    with Warehouse(warehouse_path) as wh:
+        for task in tasks:
+            _, rows = wh.query(task["gold_sql"])
+            expected = gold_rows[task["task_id"]]
+            if not _same_rows(rows, expected):
+                raise DptoolError(
+                    f"{task['dbt_node']}: gold_sql on the bundle's warehouse gives {rows[:3]!r}, "
+                    f"the gold model gave {expected[:3]!r}"
+                )
+
+
+def _same_rows(a: list[tuple], b: list[tuple]) -> bool:
+    if len(a) != len(b):
+        return False
+    for ra, rb in zip(a, b, strict=True):
+        if len(ra) != len(rb):
+            return False
+        for x, y in zip(ra, rb, strict=True):
+            if isinstance(x, float) or isinstance(y, float):
+                if x is None or y is None or not math.isclose(float(x), float(y), rel_tol=1e-9, abs_tol=1e-9):
+                    return False
+            elif x != y:
+                return False
+    return True
+
+
+def write_kb(folder: Path, catalog: Catalog) -> None:
+    """The knowledge base an agent searches: one markdown file per rule, and the metric catalog."""
+    rules = folder / "rules"
+    rules.mkdir(parents=True)
+    for rule_id, rule in sorted(catalog.rules.items()):
+        (rules / f"{rule_id}.md").write_text(f"# {rule.title}\n\n{rule.document.strip()}\n", encoding="utf-8")
+    lines = ["# Metric catalog", ""]
+    for metric_id, m in sorted(catalog.metrics.items()):
+        tables = ", ".join(sorted(catalog.tables[t].name for t in m.tables))
+        lines += [
+            f"## {m.label}",
+            "",
+            f"- Domain: {m.domain}",
+            f"- Tier: {m.tier}" if m.tier else "- Tier: —",
+            f"- Formula: {m.formula}",
+            f"- Unit: {m.unit or '—'} ({m.format})",
+            f"- Tables: {tables}",
+        ]
+        if m.components:
+            lines.append(f"- Components: {', '.join(catalog.metrics[c].label for c in m.components)}")
+        if m.description:
+            lines += ["", m.description.strip()]
+        lines.append("")
+    (folder / "metrics.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int, graph_stats: dict,
+         seed: int, versions: dict[str, str]) -> str:
+    """card.md: what the bundle holds and how it was made; byte-stable for the same inputs."""
+    def table(title: str, counts: Counter) -> list[str]:
+        rows = [f"### {title}", "", "| | tasks |", "| --- | ---: |"]
+        rows += [f"| {k} | {v} |" for k, v in sorted(counts.items())]
+        return rows + [""]
+
+    by_rule_type = Counter(t for task in tasks for t in sorted(set(task["rule_types"])))
+    lines = [
+        "# Benchmark card",
+        "",
+        f"- Project: `{catalog.project}`",
+        f"- Tasks: {len(tasks)}",
+        f"- Seed: {seed}",
+        f"- Manifest hash (sha256): `{catalog.manifest_hash}`",
+        "- Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())),
+        "- Question phrasing: deterministic templates (no LLM configured)",
+        "",
+        "## Tasks",
+        "",
+        *table("By analysis type", Counter(t["analysis_type"] for t in tasks)),
+        *table("By tier", Counter(t["tier"] for t in tasks)),
+        *table("By rule type", by_rule_type),
+        *table("By domain", Counter(t["domain"] for t in tasks)),
+        "## Validation",
+        "",
+        f"- Candidates dropped by dbt (build failed, or the rule did not change the answer): {dropped}",
+        "",
+        "| stage-1 check | rejected |",
+        "| --- | ---: |",
+        *[f"| {k} | {v} |" for k, v in sorted(rejected.items())],
+        "",
+        "## Artifact linkage graph",
+        "",
+        f"- Nodes: {graph_stats['nodes']} ("
+        + ", ".join(f"{k} {v}" for k, v in graph_stats["nodes_by_type"].items()) + ")",
+        f"- Edges: {graph_stats['edges']} ("
+        + ", ".join(f"{k} {v}" for k, v in graph_stats["edges_by_type"].items()) + ")",
+        "",
+    ]
+    return "\n".join(lines)

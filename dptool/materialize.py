@@ -1,0 +1,111 @@
+"""Stage 5: write one gold model per candidate, build them with dbt in one run, keep what passed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from dptool.catalog import Catalog
+from dptool.dbt import DbtProject
+from dptool.instantiate import Candidate
+
+GOLD_DIR = Path("models") / "dptool_gold"
+GOLD_TAG = "dptool_gold"
+HEADER = "-- written by `dptool generate`; do not edit (the next run rewrites this folder)\n"
+
+
+@dataclass
+class Built:
+    """A candidate whose gold model built and whose rule test passed."""
+
+    candidate: Candidate
+    unique_id: str
+    relation_name: str
+    compiled_sql: str
+
+
+def model_sql(c: Candidate) -> str:
+    """The one-line gold model of a candidate: a call of dptool.gold with Jinja literals."""
+    args = [f"metric={_jinja(c.metric)}", f"rules={_jinja(list(c.rules))}", f"where={_jinja(c.where)}"]
+    if c.group_by:
+        args.append(f"group_by={_jinja(c.group_by)}")
+    args.append(f"shape={_jinja(c.shape)}")
+    if c.k is not None:
+        args.append(f"k={c.k}")
+    config = "{{ config(materialized='table', schema='dptool_gold', tags=['" + GOLD_TAG + "']) }}\n"
+    return HEADER + config + "{{ dptool.gold(" + ", ".join(args) + ") }}\n"
+
+
+def _jinja(value) -> str:
+    # JSON string and list literals are valid Jinja literals, escapes included
+    return json.dumps(value, ensure_ascii=True)
+
+
+def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[str, str] | None = None) -> dict:
+    """The properties file of the gold models: description, task meta, rule docs and the rule test."""
+    models = []
+    for c in candidates:
+        metric = catalog.metrics[c.metric]
+        question = (questions or {}).get(c.task_id) or f"{c.analysis_type.replace('_', ' ')} of {metric.label}"
+        lines = [question, "", f"Metric: {metric.label} — {metric.formula}"]
+        for rule_id in c.rules:
+            lines += ["", f"### Rule: {catalog.rules[rule_id].title}", "", '{{ doc("rule__' + rule_id + '") }}']
+        entry = {
+            "name": c.task_id,
+            "description": "\n".join(lines),
+            "config": {"meta": {"dptool": {"task": {
+                "analysis_type": c.analysis_type, "metric": c.metric, "rules": list(c.rules),
+                "dimension": c.dimension_column, "slice": c.slice,
+            }}}},
+        }
+        if c.rules:
+            entry["data_tests"] = [{"dptool.rule_changes_answer": {"arguments": {"variants": ["gold"]}}}]
+        models.append(entry)
+    return {"version": 2, "models": models}
+
+
+def write_properties(project: DbtProject, candidates, catalog, questions=None) -> None:
+    path = project.project_dir / GOLD_DIR / "_dptool_gold.yml"
+    text = yaml.safe_dump(properties(candidates, catalog, questions), sort_keys=False, allow_unicode=True, width=100)
+    path.write_text("# written by `dptool generate`; do not edit\n" + text, encoding="utf-8")
+
+
+def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catalog,
+                on_node_done=None) -> tuple[list[Built], dict]:
+    """Write the gold models, build them in one dbt run, delete the files of every failure.
+
+    Returns the built candidates and, per dropped task id, the reason.
+    """
+    folder = project.project_dir / GOLD_DIR
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    for c in candidates:
+        (folder / f"{c.task_id}.sql").write_text(model_sql(c), encoding="utf-8")
+    write_properties(project, candidates, catalog)
+
+    results = project.run("build", "--select", f"tag:{GOLD_TAG}", on_node_done=on_node_done)
+    by_model = {r.unique_id: r for r in results if r.resource_type == "model"}
+    failed_tests = {r.attached_node: r for r in results if r.resource_type == "test" and r.status != "pass"}
+    built, dropped = [], {}
+    for c in candidates:
+        uid = f"model.{_project_name(project)}.{c.task_id}"
+        model = by_model.get(uid)
+        if model is None or model.status != "success":
+            dropped[c.task_id] = f"model {model.status if model else 'not run'}: {model.message if model else ''}".strip()
+        elif uid in failed_tests:
+            dropped[c.task_id] = "the rule does not change the answer"
+        else:
+            built.append(Built(c, uid, model.relation_name or "", model.compiled_code or ""))
+            continue
+        (folder / f"{c.task_id}.sql").unlink()
+    write_properties(project, [b.candidate for b in built], catalog)
+    return built, dropped
+
+
+def _project_name(project: DbtProject) -> str:
+    return yaml.safe_load((project.project_dir / "dbt_project.yml").read_text(encoding="utf-8"))["name"]

@@ -1,0 +1,62 @@
+"""Stage 7: questions phrased backward from the answers — the deterministic template phraser.
+
+A question names the metric, the slice and the window as a stakeholder would; it never names a
+table, a column or the document that governs the answer.
+"""
+
+from __future__ import annotations
+
+from dptool.catalog import Catalog
+from dptool.instantiate import Candidate
+
+
+def plural(noun: str) -> str:
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def spoken(value) -> str:
+    """A data value as a person would write it (snake_case categories become words)."""
+    return str(value).replace("_", " ")
+
+
+def format_number(value: float, fmt: str, unit: str) -> str:
+    if fmt == "percent":
+        return f"{value * 100:.4g}%"
+    if fmt == "currency":
+        return f"R$ {value:,.2f}" if unit == "BRL" else f"{value:,.2f} {unit}".strip()
+    return f"{value:g} {unit}".strip()
+
+
+def answer_hint(fmt: str, unit: str) -> str:
+    if fmt == "percent":
+        return "Give the answer as a percentage."
+    if unit:
+        return f"Give the answer in {unit}."
+    return ""
+
+
+def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
+    """The question of a task, from its candidate and its computed answer."""
+    metric = catalog.metrics[c.metric]
+    dim = catalog.dimensions[c.skeleton.dimension]
+    window = f"in {c.window.label}" if c.window else "over the whole history"
+    subject = f"our {metric.label}"
+    condition = ""
+    if c.dimension_column in c.slice:
+        condition = f" for {dim.label} {spoken(c.slice[c.dimension_column])}"
+    hint = answer_hint(metric.format, metric.unit)
+    if c.analysis_type == "point_query":
+        text = f"What was {subject}{condition} {window}? {hint}"
+    elif c.analysis_type == "ranking":
+        text = (f"Which {c.k} {plural(dim.label)} had the highest {metric.label} {window}? "
+                f"List them from highest to lowest with the value of each.")
+    elif c.analysis_type == "threshold_crossing":
+        threshold = format_number(task["gold"]["threshold"], metric.format, metric.unit)
+        text = f"Did {subject}{condition} {window} exceed {threshold}? Answer PASS if it did, FAIL if not, with the value."
+    else:
+        raise ValueError(f"no template for {c.analysis_type!r}")
+    return " ".join(text.split())

@@ -1,0 +1,152 @@
+"""Stage 3: task skeletons — connected subgraphs from each metric, scored and selected (DI-Bench App. D)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from itertools import combinations
+
+from dptool.catalog import Catalog, Dimension, Metric
+from dptool.graph import node_id
+
+WEIGHTS = {"semantic": 0.25, "rule_diversity": 0.20, "metric_rarity": 0.20, "cardinality": 0.20, "joins": 0.15}
+MMR_LAMBDA = 0.3
+# analysis types a dimension kind supports (DI-Bench §3.3); this skeleton instantiates the first three
+ANALYSIS_TYPES = {
+    "temporal": ("point_query", "threshold_crossing"),
+    "spatial": ("point_query", "ranking", "threshold_crossing"),
+    "categorical": ("point_query", "ranking", "threshold_crossing"),
+}
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """A metric, the tables it reads, one dimension and the rules that modify it: a task's shape."""
+
+    metric: str
+    dimension: str  # Dimension.id
+    dimension_kind: str
+    rules: tuple[str, ...]
+    tables: tuple[str, ...]
+
+    @property
+    def id(self) -> str:
+        column = self.dimension.rsplit(".", 1)[-1]
+        return "__".join([self.metric, column, *self.rules]) if self.rules else f"{self.metric}__{column}"
+
+    @property
+    def nodes(self) -> frozenset[str]:
+        return frozenset(
+            [node_id("metric", self.metric), node_id("dimension", self.dimension)]
+            + [node_id("table", t) for t in self.tables]
+            + [node_id("rule", r) for r in self.rules]
+        )
+
+    @property
+    def analysis_types(self) -> tuple[str, ...]:
+        return ANALYSIS_TYPES[self.dimension_kind]
+
+
+def enumerate_skeletons(catalog: Catalog) -> list[Skeleton]:
+    """Every (metric, dimension, rule subset) the graph connects: no rule, each rule, all rules."""
+    out = []
+    for metric in sorted(catalog.metrics.values(), key=lambda m: m.id):
+        rule_ids = [r.id for r in catalog.rules_of(metric.id)]
+        subsets = [()] + [(r,) for r in rule_ids]
+        if len(rule_ids) > 1:
+            subsets += [tuple(c) for c in combinations(rule_ids, len(rule_ids))]
+        for dim in catalog.dimensions_of(metric):
+            for rules in subsets:
+                out.append(Skeleton(metric.id, dim.id, dim.kind, rules, metric.tables))
+    return out
+
+
+def cardinality_score(distinct: int, kind: str) -> float:
+    """More distinct values give richer slices; dates depend on the window, not their count."""
+    if kind == "temporal":
+        return 0.7
+    if distinct <= 1:
+        return 0.1
+    if distinct == 2:
+        return 0.5
+    if distinct <= 5:
+        return 0.8
+    return 1.0
+
+
+def join_score(n_tables: int) -> float:
+    return min(1.0, 0.25 * n_tables)
+
+
+def semantic_score(metric: Metric, dim: Dimension, rules: tuple[str, ...], catalog: Catalog) -> float:
+    """Whether grouping this metric by this dimension makes sense.
+
+    A rule conditional on the dimension makes the pairing the natural one; a metric computed from the
+    dimension's own column (review score by review score) is degenerate.
+    """
+    if any(dim.column in catalog.rules[r].applies_when for r in rules):
+        return 1.0
+    if dim.column in metric.value:
+        return 0.1
+    return {"spatial": 0.9, "temporal": 0.8, "categorical": 0.7}[dim.kind]
+
+
+def quality(s: Skeleton, catalog: Catalog, cardinality: dict[str, int], rule_uses: Counter, metric_uses: Counter) -> float:
+    """q(S): the weighted sum of the five scorers of DI-Bench Appendix D.1."""
+    dim = catalog.dimensions[s.dimension]
+    rule_div = sum(1 / (1 + rule_uses[r]) for r in s.rules) / len(s.rules) if s.rules else 0.0
+    scores = {
+        "semantic": semantic_score(catalog.metrics[s.metric], dim, s.rules, catalog),
+        "rule_diversity": rule_div,
+        "metric_rarity": 1 / (1 + metric_uses[s.metric]),
+        "cardinality": cardinality_score(cardinality.get(s.dimension, 0), dim.kind),
+        "joins": join_score(len(s.tables)),
+    }
+    return sum(WEIGHTS[k] * v for k, v in scores.items())
+
+
+def jaccard_distance(a: frozenset, b: frozenset) -> float:
+    return 1.0 - len(a & b) / len(a | b)
+
+
+def select_skeletons(
+    candidates: list[Skeleton], catalog: Catalog, cardinality: dict[str, int], target_tasks: int
+) -> list[tuple[Skeleton, float]]:
+    """MMR selection (λ = 0.3, Jaccard distance over node sets) until the skeletons' analysis types
+    reach `target_tasks`, then a coverage pass adding every metric and rule not yet selected."""
+    selected: list[tuple[Skeleton, float]] = []
+    rule_uses: Counter = Counter()
+    metric_uses: Counter = Counter()
+    pool = list(candidates)
+
+    def take(s: Skeleton, score: float) -> None:
+        selected.append((s, score))
+        pool.remove(s)
+        rule_uses.update(s.rules)
+        metric_uses[s.metric] += 1
+
+    planned = 0
+    while pool and planned < target_tasks:
+        best, best_key = None, None
+        for c in pool:
+            q = quality(c, catalog, cardinality, rule_uses, metric_uses)
+            diversity = min((jaccard_distance(c.nodes, s.nodes) for s, _ in selected), default=1.0)
+            mmr = (1 - MMR_LAMBDA) * q + MMR_LAMBDA * diversity
+            key = (round(mmr, 12), c.id)  # ties broken by id, never by set order
+            if best_key is None or key > best_key:
+                best, best_key = (c, q), key
+        take(*best)
+        planned += len(best[0].analysis_types)
+
+    covered_metrics = {s.metric for s, _ in selected}
+    covered_rules = {r for s, _ in selected for r in s.rules}
+    wanted = [("metric", m) for m in sorted(catalog.metrics) if m not in covered_metrics]
+    wanted += [("rule", r) for r in sorted(catalog.rules) if r not in covered_rules]
+    for kind, key in wanted:
+        options = [c for c in pool if (c.metric == key if kind == "metric" else key in c.rules)]
+        if not options or (kind == "rule" and key in {r for s, _ in selected for r in s.rules}):
+            continue
+        scored = [(quality(c, catalog, cardinality, rule_uses, metric_uses), c.id, c) for c in options]
+        q, _, c = max(scored)
+        take(c, q)
+    return selected

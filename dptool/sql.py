@@ -1,0 +1,92 @@
+"""SQL over sqlglot: literals from data, task SQL cut from a gold model, relations renamed."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import sqlglot
+from sqlglot import exp
+
+from dptool.errors import DptoolError
+
+
+def literal(value) -> exp.Expression:
+    """A SQL literal for a value drawn from data: never built by string formatting."""
+    if value is None:
+        return exp.null()
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, int | float):
+        return exp.Literal.number(value)
+    if isinstance(value, datetime | date):
+        return exp.cast(exp.Literal.string(value.isoformat(sep=" ") if isinstance(value, datetime)
+                                           else value.isoformat()), "timestamp")
+    return exp.Literal.string(str(value))
+
+
+def equals(column: str, value, dialect: str) -> str:
+    """`column = <literal>` in the dialect."""
+    return exp.EQ(this=exp.column(column), expression=literal(value)).sql(dialect)
+
+
+def in_window(column: str, start: date, end: date, dialect: str) -> list[str]:
+    """`start <= column < end`, as two predicates over timestamp literals."""
+    lo = exp.GTE(this=exp.column(column), expression=literal(datetime(start.year, start.month, start.day)))
+    hi = exp.LT(this=exp.column(column), expression=literal(datetime(end.year, end.month, end.day)))
+    return [lo.sql(dialect), hi.sql(dialect)]
+
+
+def variant_query(compiled_sql: str, cte: str, order_by: list[str], dialect: str) -> exp.Query:
+    """The query of one variant (a CTE such as dptool_gold) of a compiled gold model, standalone.
+
+    Keeps only the CTEs the variant reads, in their compiled order, and selects from the variant.
+    """
+    try:
+        tree = sqlglot.parse_one(compiled_sql, read=dialect)
+    except sqlglot.errors.ParseError as exc:
+        raise DptoolError(f"cannot parse compiled SQL: {exc}") from None
+    with_ = tree.args.get("with_") or tree.args.get("with")  # the key was renamed in sqlglot 27
+    ctes = {c.alias: c for c in (with_.expressions if with_ else [])}
+    if cte not in ctes:
+        raise DptoolError(f"compiled SQL has no CTE named {cte!r}")
+    needed: set[str] = set()
+    todo = [cte]
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        for table in ctes[name].this.find_all(exp.Table):
+            if not table.db and table.name in ctes:
+                todo.append(table.name)
+    query = exp.select("*").from_(cte)
+    for c in ctes.values():
+        if c.alias in needed:
+            query = query.with_(c.alias, as_=c.this.copy())
+    if order_by:
+        query = query.order_by(*[exp.column(col) for col in order_by])
+    return query
+
+
+def rename_relations(query: exp.Expression, mapping: dict[tuple[str, str, str], tuple[str, str]]) -> exp.Expression:
+    """Point relations at new names: (database, schema, name) -> (schema, name), lower-cased keys."""
+    query = query.copy()
+    for table in list(query.find_all(exp.Table)):
+        key = (table.catalog.lower(), table.db.lower(), table.name.lower())
+        if key in mapping:
+            schema, name = mapping[key]
+            new = exp.table_(name, db=schema, quoted=True)
+            if table.alias:
+                new.set("alias", table.args["alias"])
+            table.replace(new)
+    return query
+
+
+def relation_key(relation_name: str, dialect: str) -> tuple[str, str, str]:
+    """(database, schema, name) of a dbt relation_name, lower-cased."""
+    t = sqlglot.to_table(relation_name, dialect=dialect)
+    return (t.catalog.lower(), t.db.lower(), t.name.lower())
+
+
+def pretty(query: exp.Expression, dialect: str) -> str:
+    return query.sql(dialect=dialect, pretty=True)

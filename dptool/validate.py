@@ -1,0 +1,59 @@
+"""Stage 8, stage 1 of DI-Bench's validation: programmatic filters, every one named in the card."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from dptool.catalog import Catalog
+
+CHECKS = ("identifier_leakage", "too_short", "datetime_as_category", "no_scorable_answer", "rule_without_effect")
+MIN_QUESTION_CHARS = 20
+
+
+def identifiers(catalog: Catalog) -> set[str]:
+    """Names an agent must not be handed: tables, columns and metric ids written as code."""
+    names = {t.name for t in catalog.tables.values()}
+    names |= {c for t in catalog.tables.values() for c in t.columns}
+    names |= set(catalog.metrics) | {f"rule__{r}" for r in catalog.rules}
+    return {n.lower() for n in names if "_" in n or "." in n}
+
+
+def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
+    """The stage-1 checks a task fails (empty when it passes)."""
+    found = []
+    question = task.get("question") or ""
+    words = set(re.findall(r"[a-z0-9_.]+", question.lower()))
+    if words & banned or "dptool" in words:
+        found.append("identifier_leakage")
+    if len(question.strip()) < MIN_QUESTION_CHARS:
+        found.append("too_short")
+    dims = {d.column: d.kind for d in catalog.dimensions.values()}
+    sliced = [k for k in task.get("slice", {}) if k != "window"]
+    if dims.get(task.get("dimension")) == "temporal" and (task["analysis_type"] == "ranking" or sliced):
+        found.append("datetime_as_category")
+    if not _scorable(task.get("gold")):
+        found.append("no_scorable_answer")
+    if task.get("rule_ids") and task.get("gold") == task.get("base"):
+        found.append("rule_without_effect")
+    return found
+
+
+def _scorable(gold) -> bool:
+    if isinstance(gold, dict):
+        return gold.get("value") is not None
+    if isinstance(gold, list):
+        return bool(gold) and all(isinstance(g, dict) and g.get("value") is not None for g in gold)
+    return False
+
+
+def validate(tasks: list[dict], catalog: Catalog) -> tuple[list[dict], Counter]:
+    """Tasks that pass every check, and how many tasks each check rejected."""
+    banned = identifiers(catalog)
+    kept, rejected = [], Counter({c: 0 for c in CHECKS})
+    for task in tasks:
+        failed = issues(task, catalog, banned)
+        rejected.update(failed)
+        if not failed:
+            kept.append(task)
+    return kept, rejected

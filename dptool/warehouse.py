@@ -1,0 +1,84 @@
+"""One interface to the data: DuckDB first (the embedded default)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+from dptool.dbt import Connection
+from dptool.errors import DptoolError
+
+SQL_DIALECTS = {"duckdb": "duckdb", "postgres": "postgres", "spark": "spark", "databricks": "databricks",
+                "snowflake": "snowflake", "bigquery": "bigquery", "redshift": "redshift", "trino": "trino"}
+
+
+def dialect_of(adapter_type: str) -> str:
+    """The sqlglot dialect for a dbt adapter type."""
+    return SQL_DIALECTS.get(adapter_type, adapter_type)
+
+
+class Warehouse:
+    """A DuckDB database file, opened read-only unless asked otherwise."""
+
+    dialect = "duckdb"
+
+    def __init__(self, path: str | Path, read_only: bool = True):
+        self.path = Path(path)
+        if read_only and not self.path.is_file():
+            raise DptoolError(f"{self.path}: database file not found; run `dbt build` first")
+        try:
+            self.con = duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.Error as exc:
+            raise DptoolError(f"{self.path}: cannot open ({' '.join(str(exc).split())})") from None
+
+    @classmethod
+    def of(cls, connection: Connection) -> Warehouse:
+        """The warehouse behind a dbt target."""
+        if connection.adapter_type != "duckdb" or not connection.path or connection.path == ":memory:":
+            raise DptoolError(
+                f"target type {connection.adapter_type!r}: dptool reads data from DuckDB files only for now"
+            )
+        return cls(connection.path)
+
+    def query(self, sql: str) -> tuple[list[str], list[tuple]]:
+        """Run one query; return its column names and rows."""
+        try:
+            cur = self.con.execute(sql)
+        except duckdb.Error as exc:
+            raise DptoolError(f"{self.path}: query failed: {' '.join(str(exc).split())}") from None
+        return [d[0] for d in cur.description], cur.fetchall()
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Warehouse:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def export_tables(source_path: str | Path, tables: list[tuple[str, str, str]], dest: str | Path) -> None:
+    """Copy tables into a new DuckDB file: (relation_name in the source, schema, name) each.
+
+    Rows are written in a total order, so that a rerun copies the same data in the same order.
+    """
+    dest = Path(dest)
+    if dest.exists():
+        dest.unlink()
+    con = duckdb.connect(str(dest))
+    try:
+        con.execute(f"attach {exp.Literal.string(str(source_path)).sql('duckdb')} as dptool_src (read_only)")
+        for relation_name, schema, name in tables:
+            source = sqlglot.to_table(relation_name, dialect="duckdb")
+            source.set("catalog", exp.to_identifier("dptool_src"))
+            target = exp.table_(name, db=schema, quoted=True)
+            con.execute(f"create schema if not exists {exp.to_identifier(schema, quoted=True).sql('duckdb')}")
+            con.execute(f"create table {target.sql('duckdb')} as select * from {source.sql('duckdb')} order by all")
+        con.execute("detach dptool_src")
+        con.execute("checkpoint")
+    finally:
+        con.close()

@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('avg_installments', ['undefined_payment_exclusion']) }}

@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('gmv', ['revenue_recognition']) }}

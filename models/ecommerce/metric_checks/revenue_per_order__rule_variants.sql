@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('revenue_per_order', ['revenue_recognition']) }}
