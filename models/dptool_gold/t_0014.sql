@@ -1,3 +1,0 @@
--- written by `dptool generate`; do not edit (the next run rewrites this folder)
-{{ config(materialized='table', schema='dptool_gold', tags=['dptool_gold']) }}
-{{ dptool.gold(metric="revenue_per_order", rules=["revenue_recognition"], where=["order_purchase_timestamp >= CAST('2017-07-01 00:00:00' AS TIMESTAMP)", "order_purchase_timestamp < CAST('2018-01-01 00:00:00' AS TIMESTAMP)"], group_by=["customer_state"], shape="ranking", k=5) }}
