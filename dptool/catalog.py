@@ -16,7 +16,7 @@ from dptool.errors import DptoolError
 
 DIMENSION_KINDS = ("temporal", "spatial", "categorical")
 RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
-METRIC_KEYS = ("label", "value", "unit", "format", "formula", "tier", "components")
+METRIC_KEYS = ("label", "value", "unit", "format", "formula", "tier", "components", "grain")
 RULE_KEYS = ("title", "type", "effective_from", "applies_when", "modifies")
 METRIC_FORMATS = ("number", "percent", "currency")
 
@@ -62,6 +62,7 @@ class Metric:
     format: str
     formula: str
     tier: str
+    grain: str  # what one row is, plural: "reviews", "delivered orders"
     description: str
     components: tuple[str, ...]
     tables: tuple[str, ...]  # Table.unique_id, reached through depends_on
@@ -255,6 +256,7 @@ def _load_metric(catalog: Catalog, uid: str, node: dict, nodes: dict, project: s
         format=fmt,
         formula=str(decl.get("formula") or value),
         tier=str(decl.get("tier") or ""),
+        grain=str(decl.get("grain") or "records"),
         description=node.get("description") or "",
         components=tuple(components),
         tables=tables,

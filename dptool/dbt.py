@@ -84,7 +84,8 @@ class DbtProject:
             *args,
             "--project-dir", str(self.project_dir),
             "--profiles-dir", str(self.profiles_dir),
-            "--quiet",
+            "--log-level", "none",  # dptool reports progress itself; dbt still logs to logs/dbt.log
+            "--log-level-file", "info",
             "--no-use-colors",
         ]
         if self.target:

@@ -28,7 +28,8 @@ def answer(c: Candidate, metric: Metric, columns: list[str], rows: list[tuple]) 
         gold, base = (_single(by_variant[v]) for v in ("gold", "base"))
         return _task(gold={"value": gold}, base={"value": base}, fmt={"type": "value", **fmt}, metric=metric)
     if c.analysis_type == "ranking":
-        gold, base = (_ranking(by_variant[v], c.group_by[0]) for v in ("gold", "base"))
+        gold = _ranking(by_variant["gold"], c.group_by[0], strict=True)
+        base = _ranking(by_variant["base"], c.group_by[0], strict=False)
         return _task(gold, base, {"type": "ranking", "key": c.group_by[0], "k": c.k, **fmt}, metric)
     if c.analysis_type == "threshold_crossing":
         gold, base = (_single(by_variant[v]) for v in ("gold", "base"))
@@ -58,11 +59,14 @@ def _single(records: list[dict]) -> float:
     return _number(records[0]["value"])
 
 
-def _ranking(records: list[dict], key: str) -> list[dict]:
+def _ranking(records: list[dict], key: str, strict: bool) -> list[dict]:
     if not records:
         raise NotScorable("the ranking is empty")
-    ordered = sorted(records, key=lambda r: r["rank"])
-    return [{key: r[key], "value": _number(r["value"])} for r in ordered]
+    ordered = [{key: r[key], "value": _number(r["value"])} for r in sorted(records, key=lambda r: r["rank"])]
+    values = [r["value"] for r in ordered]
+    if strict and len(set(values)) < len(values):
+        raise NotScorable("tied values make the order of the ranking ambiguous")
+    return ordered
 
 
 def threshold_between(a: float, b: float) -> float:

@@ -138,7 +138,7 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
         *table("By domain", Counter(t["domain"] for t in tasks)),
         "## Validation",
         "",
-        f"- Candidates dropped by dbt (build failed, or the rule did not change the answer): {dropped}",
+        f"- Candidates dropped after dbt (build failed, the rule did not change the answer, or no scorable answer): {dropped}",
         "",
         "| stage-1 check | rejected |",
         "| --- | ---: |",

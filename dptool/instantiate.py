@@ -13,6 +13,7 @@ from dptool.sql import equals, in_window
 
 MIN_WINDOW_SHARE = 0.03  # a window must hold this share of the dimension's rows
 MIN_SLICE_ROWS = 40  # a slice value must have at least this many rows overall
+MIN_GROUP_ROWS = 30  # a ranked group must hold this many rows: a ranking of tiny groups is noise
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Candidate:
     group_by: list[str]
     shape: str
     k: int | None
+    min_rows: int | None = None
     slice: dict = field(default_factory=dict)
     window: Window | None = None
     task_id: str = ""
@@ -105,14 +107,15 @@ def _make(skeleton, analysis_type, catalog, profiles, spans, temporal, rng, dial
         if dim.kind == "temporal" or profile.distinct < 3:
             return None
         k = 5 if profile.distinct > 6 else 3
-        return Candidate(skeleton, analysis_type, where, [dim.column], "ranking", k, slice_, window)
+        slice_["min_group_rows"] = MIN_GROUP_ROWS
+        return Candidate(skeleton, analysis_type, where, [dim.column], "ranking", k, MIN_GROUP_ROWS, slice_, window)
     if dim.kind != "temporal":
         value = _slice_value(skeleton, dim, profile, catalog, rng)
         if value is None:
             return None
         where.append(equals(dim.column, value, dialect))
         slice_[dim.column] = value
-    return Candidate(skeleton, analysis_type, where, [], "value", None, slice_, window)
+    return Candidate(skeleton, analysis_type, where, [], "value", None, None, slice_, window)
 
 
 def _slice_value(skeleton, dim, profile, catalog, rng):

@@ -36,6 +36,8 @@ def model_sql(c: Candidate) -> str:
     args.append(f"shape={_jinja(c.shape)}")
     if c.k is not None:
         args.append(f"k={c.k}")
+    if c.min_rows is not None:
+        args.append(f"min_rows={c.min_rows}")
     config = "{{ config(materialized='table', schema='dptool_gold', tags=['" + GOLD_TAG + "']) }}\n"
     return HEADER + config + "{{ dptool.gold(" + ", ".join(args) + ") }}\n"
 

@@ -52,8 +52,8 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
     if c.analysis_type == "point_query":
         text = f"What was {subject}{condition} {window}? {hint}"
     elif c.analysis_type == "ranking":
-        text = (f"Which {c.k} {plural(dim.label)} had the highest {metric.label} {window}? "
-                f"List them from highest to lowest with the value of each.")
+        text = (f"Among {plural(dim.label)} with at least {c.min_rows} {metric.grain} {window}, which {c.k} had "
+                f"the highest {metric.label}? List them from highest to lowest with the value of each.")
     elif c.analysis_type == "threshold_crossing":
         threshold = format_number(task["gold"]["threshold"], metric.format, metric.unit)
         text = f"Did {subject}{condition} {window} exceed {threshold}? Answer PASS if it did, FAIL if not, with the value."

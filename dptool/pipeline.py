@@ -96,9 +96,8 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
     with stage("validate", "stage-1 programmatic checks"):
         kept, rejected = validate(tasks, catalog)
         kept_ids = {t["task_id"] for t in kept}
-        for task in tasks:
-            if task["task_id"] not in kept_ids:
-                (project.project_dir / GOLD_DIR / f"{task['task_id']}.sql").unlink(missing_ok=True)
+        for task_id in by_id.keys() - kept_ids:  # unscorable or rejected: its model leaves the project
+            (project.project_dir / GOLD_DIR / f"{task_id}.sql").unlink(missing_ok=True)
         write_properties(project, [by_id[i] for i in sorted(kept_ids)], catalog,
                          {t["task_id"]: t["question"] for t in kept})
     with stage("export", "writing the bundle"):

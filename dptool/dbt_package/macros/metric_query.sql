@@ -1,13 +1,14 @@
 {#-
-  metric_query(metric, rules, where, group_by, shape, k) -> SQL
+  metric_query(metric, rules, where, group_by, shape, k, min_rows) -> SQL
 
   Builds the query spec `q` of a metric from its model's `meta.dptool.metric`, lets each rule macro
   `rule__<id>(metric, q)` change it in order, and renders it. Shapes:
     value   -> one row: value
     grouped -> one row per group: <group_by...>, value
     ranking -> the top k groups: <group_by...>, value, rank
+  `min_rows` keeps only groups of at least that many rows (a ranking of tiny groups is noise).
 -#}
-{% macro metric_query(metric, rules=[], where=[], group_by=[], shape='value', k=none) %}
+{% macro metric_query(metric, rules=[], where=[], group_by=[], shape='value', k=none, min_rows=none) %}
   {%- set relation = ref(metric) -%}
   {%- if not execute -%}
     {{ return('select 1 as value') }}
@@ -15,6 +16,9 @@
   {%- set q = dptool.metric_spec(metric, relation) -%}
   {%- do q.where.extend(where) -%}
   {%- do q.group_by.extend(group_by) -%}
+  {%- if min_rows is not none -%}
+    {%- do q.having.append('count(*) >= ' ~ (min_rows | int)) -%}
+  {%- endif -%}
   {%- for rule_id in rules -%}
     {%- set rule_macro = context.get('rule__' ~ rule_id) -%}
     {%- if rule_macro is none -%}

@@ -1,0 +1,69 @@
+"""Shared fixtures: a throw-away copy of the demo project, built by dbt once per test session."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dptool.catalog import load_catalog
+from dptool.dbt import DbtProject
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO_PARTS = ("dbt_project.yml", "packages.yml", "profiles.yml", "macros", "models", "seeds", "tests/dbt",
+              "dptool/dbt_package")
+IGNORED = shutil.ignore_patterns("target", "dbt_packages", "logs", "*.duckdb", "*.duckdb.wal", "dptool_gold",
+                                 "integration_tests", "__pycache__")
+
+
+def copy_demo_project(dest: Path) -> Path:
+    """The demo dbt project as a user would have it, without anything built or generated."""
+    for part in DEMO_PARTS:
+        src = REPO / part
+        if src.is_dir():
+            shutil.copytree(src, dest / part, ignore=IGNORED)
+        elif src.is_file():
+            (dest / part).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / part)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def demo_project(tmp_path_factory) -> DbtProject:
+    """The demo project, copied to a temp folder, with `dbt deps` and `dbt build` run once."""
+    root = copy_demo_project(tmp_path_factory.mktemp("demo") / "project")
+    project = DbtProject(root)
+    project.run("deps")
+    results = project.run("build")
+    failed = [r.unique_id for r in results if r.status not in ("success", "pass")]
+    assert not failed, f"dbt build of the demo project failed: {failed}"
+    return project
+
+
+@pytest.fixture(scope="session")
+def demo_manifest(demo_project) -> dict:
+    return json.loads(demo_project.manifest_path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def demo_catalog(demo_manifest):
+    return load_catalog(demo_manifest)
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The dptool command as a user runs it: a new process."""
+    return subprocess.run([sys.executable, "-m", "dptool.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope="session")
+def demo_bundle(demo_project, tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """`dptool generate` run end to end on the built demo project, from the command line."""
+    out = tmp_path_factory.mktemp("bundle") / "bundle"
+    proc = run_cli("generate", "--project-dir", str(demo_project.project_dir), "--out", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    return out, proc

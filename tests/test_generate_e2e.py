@@ -1,0 +1,132 @@
+"""`dptool generate` end to end: every gold answer in the bundle is reproduced by its stored SQL."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import duckdb
+import pytest
+
+from dptool.enrich import answer
+from dptool.instantiate import Candidate
+from dptool.sample import Skeleton
+
+
+@pytest.fixture(scope="module")
+def tasks(demo_bundle) -> list[dict]:
+    out, _ = demo_bundle
+    return [json.loads(line) for line in (out / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_bundle_layout(demo_bundle):
+    out, _ = demo_bundle
+    assert sorted(p.name for p in out.iterdir()) == ["card.md", "graph.json", "kb", "tasks.jsonl", "warehouse.duckdb"]
+    assert (out / "kb" / "metrics.md").is_file()
+    assert len(list((out / "kb" / "rules").glob("*.md"))) == 7
+    assert not list(out.parent.glob(".bundle.tmp-*")), "the temp folder of the atomic write is left behind"
+
+
+def test_at_least_ten_validated_tasks_per_analysis_type(tasks):
+    counts = Counter(t["analysis_type"] for t in tasks)
+    assert set(counts) == {"point_query", "ranking", "threshold_crossing"}
+    assert min(counts.values()) >= 10, counts
+
+
+def test_task_records_hold_the_design_fields(tasks):
+    required = {"task_id", "domain", "analysis_type", "tier", "question", "answer_format", "gold", "base",
+                "gold_sql", "base_sql", "metric_ids", "rule_ids", "dimension", "slice", "subgraph_id",
+                "dbt_node", "tolerance"}
+    for task in tasks:
+        assert required <= set(task), required - set(task)
+        assert task["dbt_node"].endswith("." + task["task_id"])
+
+
+def _answers_from_stored_sql(con, task: dict) -> dict:
+    """Gold and base answers re-derived from the rows of the stored SQL, the way generate derived them."""
+    rows, columns = [], None
+    for variant in ("base", "gold"):
+        cur = con.execute(task[f"{variant}_sql"])
+        columns = ["variant"] + [d[0] for d in cur.description]
+        rows += [(variant, *r) for r in cur.fetchall()]
+    skeleton = Skeleton(task["metric_ids"][0], f"x.{task['dimension']}", "categorical", tuple(task["rule_ids"]), ())
+    group_by = [task["answer_format"]["key"]] if task["analysis_type"] == "ranking" else []
+    c = Candidate(skeleton, task["analysis_type"], [], group_by, "", task["answer_format"].get("k"))
+
+    class Format:
+        unit = task["answer_format"]["unit"]
+        format = task["answer_format"]["format"]
+
+    return answer(c, Format, columns, rows)
+
+
+def test_every_gold_is_reproduced_by_its_stored_sql_on_the_bundle_warehouse(demo_bundle, tasks):
+    out, _ = demo_bundle
+    con = duckdb.connect(str(out / "warehouse.duckdb"), read_only=True)
+    for task in tasks:
+        got = _answers_from_stored_sql(con, task)
+        assert (got["gold"], got["base"]) == (task["gold"], task["base"]), task["task_id"]
+
+
+def test_every_rule_task_gold_differs_from_its_base(tasks):
+    rule_tasks = [t for t in tasks if t["rule_ids"]]
+    assert rule_tasks
+    for task in rule_tasks:
+        assert task["tier"] == "knowledge+analytics+rule"
+        assert task["gold"] != task["base"], task["task_id"]
+
+
+def test_threshold_separates_base_from_gold(tasks):
+    for task in tasks:
+        if task["analysis_type"] == "threshold_crossing" and task["rule_ids"]:
+            assert task["gold"]["result"] != task["base"]["result"], task["task_id"]
+
+
+def test_stored_sql_reads_only_agent_visible_tables(demo_bundle, tasks):
+    out, _ = demo_bundle
+    con = duckdb.connect(str(out / "warehouse.duckdb"), read_only=True)
+    visible = {f"{s}.{t}" for s, t in con.execute("select table_schema, table_name from information_schema.tables").fetchall()}
+    import sqlglot
+    from sqlglot import exp
+
+    for task in tasks:
+        tree = sqlglot.parse_one(task["gold_sql"], read="duckdb")
+        ctes = {c.alias for c in tree.find_all(exp.CTE)}
+        read = {f"{t.db}.{t.name}" for t in tree.find_all(exp.Table) if t.name not in ctes}
+        assert read and read <= visible, (task["task_id"], read - visible)
+
+
+def test_warehouse_holds_only_the_agent_visible_tables(demo_bundle):
+    out, _ = demo_bundle
+    con = duckdb.connect(str(out / "warehouse.duckdb"), read_only=True)
+    tables = sorted(con.execute("select table_schema || '.' || table_name from information_schema.tables").fetchall())
+    assert [t[0] for t in tables] == [f"ecommerce.{n}" for n in sorted(
+        ["customers", "order_items", "order_payments", "order_reviews", "orders", "product_category_name_translation",
+         "products", "sellers"])]
+
+
+def test_questions_name_no_database_identifier(tasks):
+    for task in tasks:
+        q = task["question"]
+        assert "_" not in q and "dptool" not in q.lower(), q
+
+
+def test_card_counts_match_the_tasks(demo_bundle, tasks):
+    out, _ = demo_bundle
+    text = (out / "card.md").read_text(encoding="utf-8")
+    assert f"- Tasks: {len(tasks)}" in text
+    assert "- Seed: 42" in text
+    for name, n in Counter(t["analysis_type"] for t in tasks).items():
+        assert f"| {name} | {n} |" in text
+
+
+def test_summary_says_where_the_bundle_is_and_how_to_open_docs(demo_bundle):
+    out, proc = demo_bundle
+    assert str(out) in proc.stdout
+    assert "dbt docs serve" in proc.stdout
+    assert "point_query" in proc.stdout
+
+
+def test_gold_model_files_match_the_bundle(demo_project, tasks):
+    folder = demo_project.project_dir / "models" / "dptool_gold"
+    assert sorted(p.stem for p in folder.glob("t_*.sql")) == sorted(t["task_id"] for t in tasks)
