@@ -120,7 +120,7 @@ def load_catalog(manifest: dict, manifest_path: str = "manifest.json") -> Catalo
     for uid, node in sorted(nodes.items()):
         if node.get("resource_type") in ("model", "seed", "source", "snapshot") and _dptool(node).get("table"):
             _load_table(catalog, uid, node, project)
-    for uid, node in sorted(nodes.items()):
+    for _, node in sorted(nodes.items()):
         if node.get("resource_type") == "test":
             _load_join(catalog, node)
     for uid, node in sorted(nodes.items()):

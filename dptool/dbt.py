@@ -46,7 +46,9 @@ class DbtProject:
     def __init__(self, project_dir: str | Path, profiles_dir: str | Path | None = None, target: str | None = None):
         self.project_dir = Path(project_dir).resolve()
         if not (self.project_dir / "dbt_project.yml").is_file():
-            raise DptoolError(f"{self.project_dir}: no dbt_project.yml here; run inside a dbt project or pass --project-dir")
+            raise DptoolError(
+                f"{self.project_dir}: no dbt_project.yml here; run inside a dbt project or pass --project-dir"
+            )
         self.profiles_dir = Path(profiles_dir).resolve() if profiles_dir else self._default_profiles_dir()
         self.target = target
 

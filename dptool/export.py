@@ -92,7 +92,7 @@ def write_kb(folder: Path, catalog: Catalog) -> None:
     for rule_id, rule in sorted(catalog.rules.items()):
         (rules / f"{rule_id}.md").write_text(f"# {rule.title}\n\n{rule.document.strip()}\n", encoding="utf-8")
     lines = ["# Metric catalog", ""]
-    for metric_id, m in sorted(catalog.metrics.items()):
+    for _, m in sorted(catalog.metrics.items()):
         tables = ", ".join(sorted(catalog.tables[t].name for t in m.tables))
         lines += [
             f"## {m.label}",
@@ -138,7 +138,8 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
         *table("By domain", Counter(t["domain"] for t in tasks)),
         "## Validation",
         "",
-        f"- Candidates dropped after dbt (build failed, the rule did not change the answer, or no scorable answer): {dropped}",
+        "- Candidates dropped after dbt (build failed, the rule did not change the answer, or no scorable",
+        f"  answer): {dropped}",
         "",
         "| stage-1 check | rejected |",
         "| --- | ---: |",

@@ -98,7 +98,8 @@ def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catal
         uid = f"model.{_project_name(project)}.{c.task_id}"
         model = by_model.get(uid)
         if model is None or model.status != "success":
-            dropped[c.task_id] = f"model {model.status if model else 'not run'}: {model.message if model else ''}".strip()
+            status, message = (model.status, model.message) if model else ("not run", "")
+            dropped[c.task_id] = f"model {status}: {message}".strip()
         elif uid in failed_tests:
             dropped[c.task_id] = "the rule does not change the answer"
         else:

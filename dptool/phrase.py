@@ -56,7 +56,8 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
                 f"the highest {metric.label}? List them from highest to lowest with the value of each.")
     elif c.analysis_type == "threshold_crossing":
         threshold = format_number(task["gold"]["threshold"], metric.format, metric.unit)
-        text = f"Did {subject}{condition} {window} exceed {threshold}? Answer PASS if it did, FAIL if not, with the value."
+        text = (f"Did {subject}{condition} {window} exceed {threshold}? "
+                "Answer PASS if it did, FAIL if not, with the value.")
     else:
         raise ValueError(f"no template for {c.analysis_type!r}")
     return " ".join(text.split())

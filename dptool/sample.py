@@ -91,7 +91,9 @@ def semantic_score(metric: Metric, dim: Dimension, rules: tuple[str, ...], catal
     return {"spatial": 0.9, "temporal": 0.8, "categorical": 0.7}[dim.kind]
 
 
-def quality(s: Skeleton, catalog: Catalog, cardinality: dict[str, int], rule_uses: Counter, metric_uses: Counter) -> float:
+def quality(
+    s: Skeleton, catalog: Catalog, cardinality: dict[str, int], rule_uses: Counter, metric_uses: Counter
+) -> float:
     """q(S): the weighted sum of the five scorers of DI-Bench Appendix D.1."""
     dim = catalog.dimensions[s.dimension]
     rule_div = sum(1 / (1 + rule_uses[r]) for r in s.rules) / len(s.rules) if s.rules else 0.0

@@ -85,7 +85,8 @@ def test_threshold_separates_base_from_gold(tasks):
 def test_stored_sql_reads_only_agent_visible_tables(demo_bundle, tasks):
     out, _ = demo_bundle
     con = duckdb.connect(str(out / "warehouse.duckdb"), read_only=True)
-    visible = {f"{s}.{t}" for s, t in con.execute("select table_schema, table_name from information_schema.tables").fetchall()}
+    rows = con.execute("select table_schema, table_name from information_schema.tables").fetchall()
+    visible = {f"{s}.{t}" for s, t in rows}
     import sqlglot
     from sqlglot import exp
 
