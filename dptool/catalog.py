@@ -134,20 +134,31 @@ def load_catalog(manifest: dict, manifest_path: str = "manifest.json") -> Catalo
     return catalog
 
 
+# What dptool reads of each resource: the hash changes when a declaration, a model's code or a
+# rule changes, and not when dbt merely ran (timestamps, compiled code, macros used at run time).
+_HASHED_KEYS = {
+    "nodes": ("resource_type", "name", "alias", "relation_name", "raw_code", "meta", "columns", "fqn",
+              "test_metadata", "original_file_path", "config"),
+    "sources": ("name", "identifier", "relation_name", "meta", "columns", "fqn"),
+    "macros": ("name", "macro_sql", "meta", "description"),
+    "docs": ("name", "block_contents"),
+}
+
+
 def _hashed_part(manifest: dict) -> dict:
-    # Timestamps and invocation ids change on every parse; the project's content does not.
-    keep = ("nodes", "sources", "macros", "docs")
-    strip = ("created_at", "build_path", "compiled_path", "deferred", "compiled", "compiled_code",
-             "extra_ctes_injected", "extra_ctes")
+    def ours(node: dict) -> bool:  # gold models and their tests are generate's output, not its input
+        return "dptool_gold/" in (node.get("original_file_path") or "")
 
-    def clean(value):
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items() if k not in strip}
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        return value
+    def pick(node: dict, keys: tuple[str, ...]) -> dict:
+        picked = {k: node.get(k) for k in keys}
+        if "depends_on" in node:
+            picked["depends_on"] = sorted(node["depends_on"].get("nodes", []))
+        return picked
 
-    return {k: clean(manifest.get(k, {})) for k in keep}
+    return {
+        section: {uid: pick(n, keys) for uid, n in sorted(manifest.get(section, {}).items()) if not ours(n)}
+        for section, keys in _HASHED_KEYS.items()
+    }
 
 
 def _dptool(node: dict) -> dict:

@@ -28,6 +28,9 @@ class NodeResult:
     attached_node: str | None = None
     compiled_code: str | None = None
     relation_name: str | None = None
+    name: str = ""
+    tags: tuple[str, ...] = ()
+    failures: int | None = None  # rows a failing test returned
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,9 @@ def _node_result(result) -> NodeResult:
         attached_node=getattr(node, "attached_node", None),
         compiled_code=getattr(node, "compiled_code", None),
         relation_name=getattr(node, "relation_name", None),
+        name=node.name,
+        tags=tuple(node.tags),
+        failures=result.failures,
     )
 
 

@@ -19,13 +19,15 @@
   {%- if min_rows is not none -%}
     {%- do q.having.append('count(*) >= ' ~ (min_rows | int)) -%}
   {%- endif -%}
+  {#- a namespace, because a plain `set` inside a for loop does not outlive the loop -#}
+  {%- set state = namespace(q=q) -%}
   {%- for rule_id in rules -%}
     {%- set rule_macro = context.get('rule__' ~ rule_id) -%}
     {%- if rule_macro is none -%}
       {{ exceptions.raise_compiler_error("dptool: rule macro 'rule__" ~ rule_id ~ "' not found (used by metric '" ~ metric ~ "')") }}
     {%- endif -%}
-    {%- set changed = rule_macro(metric, q) -%}
-    {%- if changed is mapping -%}{%- set q = changed -%}{%- endif -%}
+    {%- set changed = rule_macro(metric, state.q) -%}
+    {%- if changed is mapping -%}{%- set state.q = changed -%}{%- endif -%}
   {%- endfor -%}
-  {{ return(dptool.render_metric_query(q, shape, k)) }}
+  {{ return(dptool.render_metric_query(state.q, shape, k)) }}
 {% endmacro %}

@@ -39,6 +39,12 @@
     {%- if q.having %}
     having {% for p in q.having %}({{ p }}){{ " and " if not loop.last }}{% endfor %}
     {%- endif %}
+    {%- if q.order_by and shape != 'ranking' %}
+    order by {{ q.order_by | join(', ') }}
+    {%- endif %}
+    {%- if q.limit is not none and shape != 'ranking' %}
+    limit {{ q.limit | int }}
+    {%- endif %}
   {%- endset -%}
   {%- if shape == 'ranking' -%}
     {%- if not groups or k is none -%}

@@ -10,8 +10,8 @@
 {%- for col in adapter.get_columns_in_relation(model) if not wanted or col.name | lower in wanted -%}
   {%- set quoted = adapter.quote(col.name) -%}
   {%- do names.append(quoted) -%}
-  {%- if col.is_number() or col.is_float() -%}
-    {%- do exprs.append('round(cast(' ~ quoted ~ ' as ' ~ dbt.type_float() ~ '), ' ~ precision ~ ') as ' ~ quoted) -%}
+  {%- if dptool.is_numeric_column(col) -%}
+    {%- do exprs.append('round(cast(' ~ quoted ~ ' as ' ~ dptool.type_double() ~ '), ' ~ precision ~ ') as ' ~ quoted) -%}
   {%- else -%}
     {%- do exprs.append('cast(' ~ quoted ~ ' as ' ~ dbt.type_string() ~ ') as ' ~ quoted) -%}
   {%- endif -%}

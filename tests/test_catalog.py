@@ -1,0 +1,290 @@
+"""Stage 1, load: manifest -> catalog, on the dbt-built demo project and on a hand-written manifest."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from dptool.catalog import Join, load_catalog
+from dptool.errors import DptoolError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PROJECT = "dptool_demo"
+METRICS_YML = "models/ecommerce/metrics/_ecommerce__metrics.yml"
+TABLES_YML = "models/ecommerce/staging/_ecommerce__tables.yml"
+RULES_YML = "macros/ecommerce/_ecommerce__rules.yml"
+
+
+def shop_manifest() -> dict:
+    return json.loads((FIXTURES / "shop_manifest.json").read_text(encoding="utf-8"))
+
+
+def decls(node: dict) -> list[dict]:
+    """Every copy of a node's `dptool` declaration (dbt writes meta both on the node and in its config)."""
+    metas = [node.get("meta"), (node.get("config") or {}).get("meta")]
+    return [m["dptool"] for m in metas if m and "dptool" in m]
+
+
+def edit_metric(manifest: dict, name: str, change) -> None:
+    for decl in decls(manifest["nodes"][f"model.{PROJECT}.{name}"]):
+        change(decl["metric"])
+
+
+def edit_rule(manifest: dict, name: str, change) -> None:
+    for decl in decls(manifest["macros"][f"macro.{PROJECT}.rule__{name}"]):
+        change(decl["rule"])
+
+
+def edit_column(manifest: dict, table: str, column: str, change) -> None:
+    for decl in decls(manifest["nodes"][f"model.{PROJECT}.{table}"]["columns"][column]):
+        change(decl)
+
+
+def rename_macro(manifest: dict, old: str, new: str) -> None:
+    macro = manifest["macros"].pop(f"macro.{PROJECT}.{old}")
+    macro["name"] = new
+    macro["unique_id"] = f"macro.{PROJECT}.{new}"
+    manifest["macros"][macro["unique_id"]] = macro
+
+
+def drop_all_declarations(manifest: dict) -> None:
+    for node in [*manifest["nodes"].values(), *manifest["macros"].values()]:
+        for decl in decls(node):
+            decl.pop("metric", None)
+            decl.pop("rule", None)
+
+
+# --- the demo project ---------------------------------------------------------------------------------------------
+
+
+def test_demo_counts(demo_catalog):
+    c = demo_catalog
+    counts = (len(c.tables), len(c.dimensions), len(c.joins), len(c.metrics), len(c.rules))
+    assert counts == (8, 8, 7, 8, 7)
+    assert c.project == PROJECT
+
+
+def test_demo_dimensions(demo_catalog):
+    kinds = {d.id.removeprefix(f"model.{PROJECT}."): d.kind for d in demo_catalog.dimensions.values()}
+    assert kinds == {
+        "customers.customer_city": "spatial",
+        "customers.customer_state": "spatial",
+        "order_payments.payment_type": "categorical",
+        "order_reviews.review_score": "categorical",
+        "orders.order_purchase_timestamp": "temporal",
+        "orders.order_status": "categorical",
+        "product_category_name_translation.product_category_name_english": "categorical",
+        "sellers.seller_state": "spatial",
+    }
+
+
+def test_demo_joins_from_relationships_tests(demo_catalog):
+    joins = {(j.from_table.split(".")[-1], j.from_column, j.to_table.split(".")[-1], j.to_column)
+             for j in demo_catalog.joins}
+    assert joins == {
+        ("order_items", "order_id", "orders", "order_id"),
+        ("order_items", "product_id", "products", "product_id"),
+        ("order_items", "seller_id", "sellers", "seller_id"),
+        ("order_payments", "order_id", "orders", "order_id"),
+        ("order_reviews", "order_id", "orders", "order_id"),
+        ("orders", "customer_id", "customers", "customer_id"),
+        ("products", "product_category_name", "product_category_name_translation", "product_category_name"),
+    }
+
+
+def test_metric_tables_walk_through_ephemeral_models(demo_catalog, demo_manifest):
+    expected = json.loads((FIXTURES / "demo_metric_tables.json").read_text(encoding="utf-8"))
+    found = {m.id: [demo_catalog.tables[t].name for t in m.tables] for m in demo_catalog.metrics.values()}
+    assert found == expected
+    # avg_review_score reads no table directly: only the ephemeral int_order_reviews
+    assert demo_manifest["nodes"][f"model.{PROJECT}.avg_review_score"]["depends_on"]["nodes"] == [
+        f"model.{PROJECT}.int_order_reviews"
+    ]
+
+
+def test_metric_declaration(demo_catalog):
+    m = demo_catalog.metrics["seller_fulfillment_score"]
+    assert (m.label, m.value, m.format, m.tier, m.grain) == (
+        "Seller Fulfillment Score", "0.6 * avg(on_time_flag) + 0.4 * avg(satisfied_flag)", "number", "L3",
+        "order items")
+    assert m.components == ("on_time_delivery_rate", "csat")
+    assert m.unique_id == f"model.{PROJECT}.seller_fulfillment_score"
+
+
+def test_rule_documents_resolved(demo_catalog, demo_manifest):
+    for rule in demo_catalog.rules.values():
+        block = demo_manifest["docs"][f"doc.{PROJECT}.rule__{rule.id}"]["block_contents"]
+        assert rule.document == block.strip(), rule.id
+    assert demo_catalog.rules["outlier_exclusion"].document.startswith(
+        "# POL-ANL-007 — Delivery Duration Outliers in Average Delivery Time")
+
+
+def test_rule_document_from_doc_call(demo_manifest):
+    manifest = copy.deepcopy(demo_manifest)
+    manifest["macros"][f"macro.{PROJECT}.rule__outlier_exclusion"]["description"] = '{{ doc("rule__outlier_exclusion") }}'
+    rule = load_catalog(manifest).rules["outlier_exclusion"]
+    assert rule.document == manifest["docs"][f"doc.{PROJECT}.rule__outlier_exclusion"]["block_contents"].strip()
+
+
+def test_rule_declaration(demo_catalog):
+    rule = demo_catalog.rules["sao_paulo_approval_clock"]
+    assert (rule.title, rule.type, rule.effective_from) == ("São Paulo Approval Clock Override", "override", "2017-03-01")
+    assert rule.applies_when == {"customer_state": "SP"}
+    assert rule.modifies == ("avg_delivery_days",)
+    assert rule.domain == "ecommerce"
+
+
+def test_domain_from_fqn(demo_catalog, demo_manifest):
+    # metrics declare no domain: the first folder under the project names it
+    assert {m.domain for m in demo_catalog.metrics.values()} == {"ecommerce"}
+    manifest = copy.deepcopy(demo_manifest)
+    manifest["nodes"][f"model.{PROJECT}.gmv"]["fqn"] = [PROJECT, "finance", "metrics", "gmv"]
+    manifest["nodes"][f"model.{PROJECT}.csat"]["fqn"] = [PROJECT, "csat"]
+    catalog = load_catalog(manifest)
+    assert catalog.metrics["gmv"].domain == "finance"
+    assert catalog.metrics["csat"].domain == PROJECT
+    # a rule takes the domain of the first metric it modifies
+    assert catalog.rules["revenue_recognition"].domain == "finance"
+
+
+def test_dimensions_of_and_rules_of(demo_catalog):
+    metric = demo_catalog.metrics["avg_delivery_days"]
+    assert [d.id for d in demo_catalog.dimensions_of(metric)] == [
+        f"model.{PROJECT}.customers.customer_city",
+        f"model.{PROJECT}.customers.customer_state",
+        f"model.{PROJECT}.orders.order_purchase_timestamp",
+        f"model.{PROJECT}.orders.order_status",
+    ]
+    assert [r.id for r in demo_catalog.rules_of("avg_delivery_days")] == ["outlier_exclusion", "sao_paulo_approval_clock"]
+    assert demo_catalog.table_by_name("orders").unique_id == f"model.{PROJECT}.orders"
+    with pytest.raises(KeyError):
+        demo_catalog.table_by_name("olist_orders_dataset")
+
+
+def test_manifest_hash_ignores_timestamps(demo_manifest):
+    manifest = copy.deepcopy(demo_manifest)
+    manifest["nodes"][f"model.{PROJECT}.orders"]["created_at"] = 1.0
+    manifest["metadata"]["generated_at"] = "2000-01-01T00:00:00Z"
+    assert load_catalog(manifest).manifest_hash == load_catalog(demo_manifest).manifest_hash
+    edit_metric(manifest, "gmv", lambda d: d.update(value="sum(price)"))
+    assert load_catalog(manifest).manifest_hash != load_catalog(demo_manifest).manifest_hash
+
+
+# --- malformed declarations: one error, one line, naming file, node and key ---------------------------------------
+
+MALFORMED = {
+    "metric_without_value": (
+        lambda m: edit_metric(m, "avg_delivery_days", lambda d: d.pop("value")),
+        f"{METRICS_YML}: model.{PROJECT}.avg_delivery_days: meta.dptool.metric.value is missing "
+        "(the aggregate SQL, e.g. avg(delivery_days))",
+    ),
+    "unknown_metric_key": (
+        lambda m: edit_metric(m, "gmv", lambda d: d.update(colour="red")),
+        f"{METRICS_YML}: model.{PROJECT}.gmv: meta.dptool.metric.colour is not a metric key "
+        "(label, value, unit, format, formula, tier, components, grain)",
+    ),
+    "bad_metric_format": (
+        lambda m: edit_metric(m, "csat", lambda d: d.update(format="ratio")),
+        f"{METRICS_YML}: model.{PROJECT}.csat: meta.dptool.metric.format is 'ratio'; "
+        "expected one of number, percent, currency",
+    ),
+    "unknown_component": (
+        lambda m: edit_metric(m, "seller_fulfillment_score", lambda d: d.update(components=["csat", "nps"])),
+        f"{METRICS_YML}: model.{PROJECT}.seller_fulfillment_score: meta.dptool.metric.components names "
+        "unknown metric 'nps'",
+    ),
+    "rule_modifies_unknown_metric": (
+        lambda m: edit_rule(m, "outlier_exclusion", lambda d: d.update(modifies=["avg_delivery_dayz"])),
+        f"{RULES_YML}: macro.{PROJECT}.rule__outlier_exclusion: meta.dptool.rule.modifies names "
+        "unknown metric 'avg_delivery_dayz'",
+    ),
+    "bad_rule_type": (
+        lambda m: edit_rule(m, "outlier_exclusion", lambda d: d.update(type="exclusion")),
+        f"{RULES_YML}: macro.{PROJECT}.rule__outlier_exclusion: meta.dptool.rule.type is 'exclusion'; "
+        "expected one of definitional, exclusionary, temporal, conditional, privacy, override",
+    ),
+    "unknown_rule_key": (
+        lambda m: edit_rule(m, "revenue_recognition", lambda d: d.update(owner="finance")),
+        f"{RULES_YML}: macro.{PROJECT}.rule__revenue_recognition: meta.dptool.rule.owner is not a rule key "
+        "(title, type, effective_from, applies_when, modifies)",
+    ),
+    "rule_modifies_nothing": (
+        lambda m: edit_rule(m, "csat_neutral_exclusion", lambda d: d.update(modifies=[])),
+        f"{RULES_YML}: macro.{PROJECT}.rule__csat_neutral_exclusion: meta.dptool.rule.modifies names no metric",
+    ),
+    "bad_dimension_kind": (
+        lambda m: edit_column(m, "orders", "order_status", lambda d: d.update(dimension="category")),
+        f"{TABLES_YML}: model.{PROJECT}.orders: columns.order_status.meta.dptool.dimension is 'category'; "
+        "expected one of temporal, spatial, categorical",
+    ),
+    "rule_macro_not_named_rule": (
+        lambda m: rename_macro(m, "rule__outlier_exclusion", "outlier_exclusion"),
+        f"{RULES_YML}: macro.{PROJECT}.outlier_exclusion: meta.dptool.rule is declared on macro "
+        "'outlier_exclusion'; rule macros are named rule__<id>",
+    ),
+    "applies_when_not_a_dimension": (
+        lambda m: edit_rule(m, "sao_paulo_approval_clock",
+                            lambda d: d.update(applies_when={"customer_zip_code_prefix": "01"})),
+        f"{RULES_YML}: macro.{PROJECT}.rule__sao_paulo_approval_clock: meta.dptool.rule.applies_when names "
+        "'customer_zip_code_prefix', which is no dimension",
+    ),
+    "no_metrics": (
+        drop_all_declarations,
+        "target/manifest.json: no metric declared; add `config: {meta: {dptool: {metric: {value: 'avg(x)'}}}}` "
+        "to a model at the metric's row grain",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_malformed_declaration(demo_manifest, case):
+    edit, message = MALFORMED[case]
+    manifest = copy.deepcopy(demo_manifest)
+    edit(manifest)
+    with pytest.raises(DptoolError) as info:
+        load_catalog(manifest, "target/manifest.json")
+    assert str(info.value) == message
+    assert "\n" not in str(info.value)
+
+
+def test_rule_document_too_short(demo_manifest):
+    manifest = copy.deepcopy(demo_manifest)
+    manifest["macros"][f"macro.{PROJECT}.rule__outlier_exclusion"]["description"] = "Deliveries over 60 days leave."
+    with pytest.raises(DptoolError, match=r"^macros/ecommerce/_ecommerce__rules\.yml: "
+                                          r"macro\.dptool_demo\.rule__outlier_exclusion: description "):
+        load_catalog(manifest)
+
+
+# --- a hand-written manifest ------------------------------------------------------------------------------------
+
+
+def test_shop_catalog():
+    c = load_catalog(shop_manifest())
+    assert c.project == "shop"
+    assert sorted(c.dimensions) == [
+        "model.shop.customers.city", "model.shop.customers.state", "model.shop.orders.ordered_at",
+        "model.shop.orders.status", "model.shop.payments.method",
+    ]
+    assert c.dimensions["model.shop.orders.status"].label == "order status"
+    assert c.dimensions["model.shop.customers.city"].label == "city"
+    assert c.joins == [
+        Join("model.shop.orders", "customer_id", "model.shop.customers", "customer_id"),
+        Join("model.shop.payments", "order_id", "model.shop.orders", "order_id"),
+    ]
+    assert c.metrics["avg_order_value"].tables == ("model.shop.customers", "model.shop.orders", "model.shop.payments")
+    assert c.metrics["paid_rate"].domain == "sales"
+    # `modifies` may be one name instead of a list
+    assert c.rules["capital_override"].modifies == ("avg_order_value",)
+    assert c.rules["paid_definition"].document.startswith("# Paid orders\n\nAn order counts as paid once")
+
+
+def test_table_on_ephemeral_model():
+    manifest = shop_manifest()
+    manifest["nodes"]["model.shop.orders"]["relation_name"] = None
+    with pytest.raises(DptoolError) as info:
+        load_catalog(manifest)
+    assert str(info.value) == ("models/sales/staging/_sales__tables.yml: model.shop.orders: meta.dptool.table is set "
+                               "on a node that has no relation (ephemeral?)")

@@ -1,0 +1,111 @@
+"""Bad input: one clear line on stderr, exit code 1, no traceback, nothing written to the output folder."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+
+def _assert_one_line_error(proc, *fragments: str) -> None:
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+@pytest.fixture
+def existing_bundle(tmp_path) -> Path:
+    """An output folder from an earlier run: a failed run must leave it exactly as it was."""
+    out = tmp_path / "bundle"
+    out.mkdir()
+    (out / "tasks.jsonl").write_text('{"task_id": "old"}\n', encoding="utf-8")
+    return out
+
+
+def _unchanged(out: Path) -> bool:
+    return sorted(p.name for p in out.iterdir()) == ["tasks.jsonl"] and \
+        (out / "tasks.jsonl").read_text(encoding="utf-8") == '{"task_id": "old"}\n' and \
+        not list(out.parent.glob(".bundle.tmp-*"))
+
+
+def _project_with_manifest(tmp_path: Path, demo_project, edit) -> Path:
+    """A project folder holding the demo's dbt_project.yml and an edited copy of its manifest."""
+    root = tmp_path / "project"
+    (root / "target").mkdir(parents=True)
+    shutil.copy2(demo_project.project_dir / "dbt_project.yml", root / "dbt_project.yml")
+    shutil.copy2(demo_project.project_dir / "profiles.yml", root / "profiles.yml")
+    manifest = copy.deepcopy(json.loads(demo_project.manifest_path.read_text(encoding="utf-8")))
+    edit(manifest)
+    (root / "target" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return root
+
+
+def _metric_meta(manifest: dict, name: str) -> list[dict]:
+    node = manifest["nodes"][f"model.dptool_demo.{name}"]
+    return [node["meta"]["dptool"]["metric"], node["config"]["meta"]["dptool"]["metric"]]
+
+
+def _rule_meta(manifest: dict, name: str) -> dict:
+    return manifest["macros"][f"macro.dptool_demo.rule__{name}"]["meta"]["dptool"]["rule"]
+
+
+def test_outside_a_dbt_project(tmp_path, existing_bundle):
+    proc = run_cli("generate", "--project-dir", str(tmp_path), "--out", str(existing_bundle))
+    _assert_one_line_error(proc, "no dbt_project.yml", str(tmp_path))
+    assert _unchanged(existing_bundle)
+
+
+def test_without_a_manifest(tmp_path, existing_bundle, demo_project):
+    root = tmp_path / "project"
+    root.mkdir()
+    shutil.copy2(demo_project.project_dir / "dbt_project.yml", root / "dbt_project.yml")
+    proc = run_cli("generate", "--project-dir", str(root), "--out", str(existing_bundle))
+    _assert_one_line_error(proc, "manifest.json", "dbt parse")
+    assert _unchanged(existing_bundle)
+
+
+def test_metric_without_value(tmp_path, existing_bundle, demo_project):
+    def edit(manifest):
+        for meta in _metric_meta(manifest, "gmv"):
+            del meta["value"]
+
+    root = _project_with_manifest(tmp_path, demo_project, edit)
+    proc = run_cli("generate", "--project-dir", str(root), "--out", str(existing_bundle))
+    _assert_one_line_error(proc, "models/ecommerce/metrics/_ecommerce__metrics.yml", "model.dptool_demo.gmv",
+                           "meta.dptool.metric.value")
+    assert _unchanged(existing_bundle)
+
+
+def test_rule_naming_an_unknown_metric(tmp_path, existing_bundle, demo_project):
+    def edit(manifest):
+        _rule_meta(manifest, "outlier_exclusion")["modifies"] = ["avg_delivery_dayz"]
+
+    root = _project_with_manifest(tmp_path, demo_project, edit)
+    proc = run_cli("generate", "--project-dir", str(root), "--out", str(existing_bundle))
+    _assert_one_line_error(proc, "macros/ecommerce/_ecommerce__rules.yml", "macro.dptool_demo.rule__outlier_exclusion",
+                           "meta.dptool.rule.modifies", "avg_delivery_dayz")
+    assert _unchanged(existing_bundle)
+
+
+def test_manifest_that_is_not_json(tmp_path, existing_bundle, demo_project):
+    root = _project_with_manifest(tmp_path, demo_project, lambda m: None)
+    (root / "target" / "manifest.json").write_text("{not json", encoding="utf-8")
+    proc = run_cli("generate", "--project-dir", str(root), "--out", str(existing_bundle))
+    _assert_one_line_error(proc, "manifest.json", "not valid JSON")
+    assert _unchanged(existing_bundle)
+
+
+def test_help_names_every_command():
+    proc = run_cli("--help")
+    assert proc.returncode == 0
+    for command in ("generate", "demo-data", "graph"):
+        assert command in proc.stdout
