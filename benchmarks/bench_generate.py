@@ -1,0 +1,85 @@
+"""Wall time of the demo: `dbt build` of the project, then each stage of `dptool generate`.
+
+Runs on a throw-away copy of the demo project, optionally with a larger demo data set:
+
+    .venv/bin/python benchmarks/bench_generate.py                 # committed seeds (scale 1)
+    .venv/bin/python benchmarks/bench_generate.py --scale 5 --repeat 3
+
+Writes benchmarks/results/generate-scale<S>.json and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from dptool import __version__  # noqa: E402
+from dptool.dbt import DbtProject, dbt_version  # noqa: E402
+from dptool.demo.ecommerce import write_csvs  # noqa: E402
+from dptool.pipeline import generate  # noqa: E402
+from tests.conftest import copy_demo_project  # noqa: E402
+
+
+def run_once(scale: float, target: int, workdir: Path) -> dict:
+    project_dir = copy_demo_project(workdir / "project")
+    if scale != 1.0:
+        write_csvs(project_dir / "seeds" / "ecommerce", scale=scale)
+    project = DbtProject(project_dir)
+    timings = {}
+    start = time.perf_counter()
+    project.run("deps")
+    timings["dbt deps"] = time.perf_counter() - start
+    start = time.perf_counter()
+    project.run("build")
+    timings["dbt build"] = time.perf_counter() - start
+    start = time.perf_counter()
+    result = generate(project_dir, workdir / "bundle", target_tasks=target, echo=lambda _: None, progress=False)
+    timings["generate"] = time.perf_counter() - start
+    timings.update({f"generate.{k}": v for k, v in result.timings.items()})
+    return {"timings": timings, "tasks": len(result.tasks), "dropped": len(result.dropped)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="demo data scale (1.0 = about 10,000 orders)")
+    parser.add_argument("--target", type=int, default=60, help="dptool generate --target")
+    parser.add_argument("--repeat", type=int, default=1, help="runs; the median is reported")
+    args = parser.parse_args()
+
+    runs = []
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(run_once(args.scale, args.target, Path(tmp)))
+    names = list(runs[0]["timings"])
+    median = {n: round(statistics.median(r["timings"][n] for r in runs), 3) for n in names}
+    report = {
+        "benchmark": "generate",
+        "scale": args.scale,
+        "target": args.target,
+        "repeat": args.repeat,
+        "tasks": [r["tasks"] for r in runs],
+        "dropped": [r["dropped"] for r in runs],
+        "median_seconds": median,
+        "versions": {"dptool": __version__, "dbt-core": dbt_version(), "python": platform.python_version()},
+        "machine": {"processor": platform.machine(), "system": platform.system()},
+    }
+    out = REPO / "benchmarks" / "results" / f"generate-scale{args.scale:g}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    width = max(len(n) for n in names)
+    for n in names:
+        print(f"{n:<{width}}  {median[n]:8.2f} s")
+    print(f"tasks {report['tasks']}, dropped {report['dropped']} -> {out.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()
