@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DO_NOT_TRACK := 1
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo docs test lint bench clean
 
 install: $(STAMP)
 
@@ -21,6 +21,11 @@ demo: $(STAMP)
 	$(BIN)/dbt deps --project-dir . --profiles-dir .
 	$(BIN)/dbt build --project-dir . --profiles-dir . --exclude tag:dptool_gold
 	$(BIN)/dptool generate --project-dir . --out bundle
+
+# the provenance of every gold answer, in dbt docs (after `make demo`)
+docs: $(STAMP)
+	$(BIN)/dbt docs generate --project-dir . --profiles-dir .
+	$(BIN)/dbt docs serve --project-dir . --profiles-dir .
 
 test: $(STAMP)
 	$(BIN)/ruff check .

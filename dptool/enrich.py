@@ -75,12 +75,12 @@ def threshold_between(a: float, b: float) -> float:
     if lo == hi:
         raise NotScorable("base and gold agree; no threshold separates them")
     step = 10.0 ** math.floor(math.log10(hi - lo))
-    for _ in range(12):
+    for _ in range(16):
         t = round(round((lo + hi) / 2 / step) * step, 12)
         if lo < t < hi:
-            return round(t, DIGITS + 2)
+            return t
         step /= 10
-    return round((lo + hi) / 2, DIGITS + 2)
+    return (lo + hi) / 2
 
 
 def _round_threshold(value: float) -> float:

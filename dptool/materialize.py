@@ -43,8 +43,9 @@ def model_sql(c: Candidate) -> str:
 
 
 def _jinja(value) -> str:
-    # JSON string and list literals are valid Jinja literals, escapes included
-    return json.dumps(value, ensure_ascii=True)
+    # JSON string and list literals are valid Jinja literals. Non-ASCII stays raw: Jinja decodes the
+    # escapes of a literal one by one, so an escaped surrogate pair would come back as two halves.
+    return json.dumps(value, ensure_ascii=False)
 
 
 def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[str, str] | None = None) -> dict:

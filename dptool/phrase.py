@@ -6,6 +6,8 @@ table, a column or the document that governs the answer.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from dptool.catalog import Catalog
 from dptool.instantiate import Candidate
 
@@ -24,11 +26,20 @@ def spoken(value) -> str:
 
 
 def format_number(value: float, fmt: str, unit: str) -> str:
+    """A number as a question states it, exactly: a threshold must read as the value it is."""
+    exact = Decimal(repr(value))
     if fmt == "percent":
-        return f"{value * 100:.4g}%"
+        return f"{_plain(exact * 100)}%"
     if fmt == "currency":
-        return f"R$ {value:,.2f}" if unit == "BRL" else f"{value:,.2f} {unit}".strip()
-    return f"{value:g} {unit}".strip()
+        text = format(exact, ",f") if -exact.as_tuple().exponent > 2 else f"{exact:,.2f}"
+        return f"R$ {text}" if unit == "BRL" else f"{text} {unit}".strip()
+    return f"{_plain(exact)} {unit}".strip()
+
+
+def _plain(d: Decimal) -> str:
+    # no exponent, no trailing zeros: 8.0 -> "8", 12.345650 -> "12.34565"
+    text = format(d.normalize(), "f")
+    return text
 
 
 def answer_hint(fmt: str, unit: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from decimal import Decimal
 
 import sqlglot
 from sqlglot import exp
@@ -16,8 +17,8 @@ def literal(value) -> exp.Expression:
         return exp.null()
     if isinstance(value, bool):
         return exp.Boolean(this=value)
-    if isinstance(value, int | float):
-        return exp.Literal.number(value)
+    if isinstance(value, int | float | Decimal):
+        return exp.Literal.number(str(value))
     if isinstance(value, datetime | date):
         return exp.cast(exp.Literal.string(value.isoformat(sep=" ") if isinstance(value, datetime)
                                            else value.isoformat()), "timestamp")
@@ -44,7 +45,10 @@ def variant_query(compiled_sql: str, cte: str, order_by: list[str], dialect: str
     try:
         tree = sqlglot.parse_one(compiled_sql, read=dialect)
     except sqlglot.errors.ParseError as exc:
-        raise DptoolError(f"cannot parse compiled SQL: {exc}") from None
+        first = exc.errors[0] if exc.errors else {}
+        where = f" (line {first.get('line')}, column {first.get('col')})" if first else ""
+        reason = first.get("description") or str(exc).splitlines()[0]
+        raise DptoolError(f"cannot parse compiled SQL: {reason}{where}") from None
     with_ = tree.args.get("with_") or tree.args.get("with")  # the key was renamed in sqlglot 27
     ctes = {c.alias: c for c in (with_.expressions if with_ else [])}
     if cte not in ctes:
@@ -62,10 +66,25 @@ def variant_query(compiled_sql: str, cte: str, order_by: list[str], dialect: str
     query = exp.select("*").from_(cte)
     for c in ctes.values():
         if c.alias in needed:
-            query = query.with_(c.alias, as_=c.this.copy())
+            query = query.with_(c.alias, as_=_drop_repeated_ctes(c.this.copy(), ctes))
     if order_by:
         query = query.order_by(*[exp.column(col) for col in order_by])
     return query
+
+
+def _drop_repeated_ctes(body: exp.Expression, top: dict[str, exp.CTE]) -> exp.Expression:
+    """Drop nested copies of top-level CTEs.
+
+    dbt injects an ephemeral model's CTEs into a nested WITH of another ephemeral model in some runs and
+    not in others (it depends on thread order); dropping the copies gives one text for both.
+    """
+    for with_ in list(body.find_all(exp.With)):
+        for inner in list(with_.expressions):
+            if inner.alias in top and inner.this == top[inner.alias].this:
+                inner.pop()
+        if not with_.expressions:
+            with_.pop()
+    return body
 
 
 def rename_relations(query: exp.Expression, mapping: dict[tuple[str, str, str], tuple[str, str]]) -> exp.Expression:

@@ -22,9 +22,12 @@ def identifiers(catalog: Catalog) -> set[str]:
 def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
     """The stage-1 checks a task fails (empty when it passes)."""
     found = []
+    tables = {t.name.lower() for t in catalog.tables.values()}
     question = task.get("question") or ""
-    words = set(re.findall(r"[a-z0-9_.]+", question.lower()))
-    if words & banned or "dptool" in words:
+    words = set(re.findall(r"[a-z0-9_]+", question.lower()))
+    # `table.column` is code even when neither name has an underscore
+    dotted = {m.group(1) for m in re.finditer(r"\b([a-z0-9_]+)\.[a-z0-9_]+", question.lower())}
+    if words & banned or "dptool" in words or dotted & tables:
         found.append("identifier_leakage")
     if len(question.strip()) < MIN_QUESTION_CHARS:
         found.append("too_short")

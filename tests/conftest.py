@@ -33,20 +33,27 @@ def copy_demo_project(dest: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def demo_project(tmp_path_factory) -> DbtProject:
-    """The demo project, copied to a temp folder, with `dbt deps` and `dbt build` run once."""
+def _built_demo(tmp_path_factory) -> tuple[DbtProject, dict]:
     root = copy_demo_project(tmp_path_factory.mktemp("demo") / "project")
     project = DbtProject(root)
     project.run("deps")
     results = project.run("build")
     failed = [r.unique_id for r in results if r.status not in ("success", "pass")]
     assert not failed, f"dbt build of the demo project failed: {failed}"
-    return project
+    # kept now: a later `dptool generate` rewrites target/manifest.json
+    return project, json.loads(project.manifest_path.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="session")
-def demo_manifest(demo_project) -> dict:
-    return json.loads(demo_project.manifest_path.read_text(encoding="utf-8"))
+def demo_project(_built_demo) -> DbtProject:
+    """The demo project, copied to a temp folder, with `dbt deps` and `dbt build` run once."""
+    return _built_demo[0]
+
+
+@pytest.fixture(scope="session")
+def demo_manifest(_built_demo) -> dict:
+    """The manifest of that `dbt build` (read-only: deep-copy before editing)."""
+    return _built_demo[1]
 
 
 @pytest.fixture(scope="session")

@@ -124,14 +124,16 @@ def test_rule_documents_resolved(demo_catalog, demo_manifest):
 
 def test_rule_document_from_doc_call(demo_manifest):
     manifest = copy.deepcopy(demo_manifest)
-    manifest["macros"][f"macro.{PROJECT}.rule__outlier_exclusion"]["description"] = '{{ doc("rule__outlier_exclusion") }}'
+    macro = manifest["macros"][f"macro.{PROJECT}.rule__outlier_exclusion"]
+    macro["description"] = '{{ doc("rule__outlier_exclusion") }}'
     rule = load_catalog(manifest).rules["outlier_exclusion"]
     assert rule.document == manifest["docs"][f"doc.{PROJECT}.rule__outlier_exclusion"]["block_contents"].strip()
 
 
 def test_rule_declaration(demo_catalog):
     rule = demo_catalog.rules["sao_paulo_approval_clock"]
-    assert (rule.title, rule.type, rule.effective_from) == ("São Paulo Approval Clock Override", "override", "2017-03-01")
+    assert (rule.title, rule.type, rule.effective_from) == (
+        "São Paulo Approval Clock Override", "override", "2017-03-01")
     assert rule.applies_when == {"customer_state": "SP"}
     assert rule.modifies == ("avg_delivery_days",)
     assert rule.domain == "ecommerce"
@@ -158,7 +160,8 @@ def test_dimensions_of_and_rules_of(demo_catalog):
         f"model.{PROJECT}.orders.order_purchase_timestamp",
         f"model.{PROJECT}.orders.order_status",
     ]
-    assert [r.id for r in demo_catalog.rules_of("avg_delivery_days")] == ["outlier_exclusion", "sao_paulo_approval_clock"]
+    rules = demo_catalog.rules_of("avg_delivery_days")
+    assert [r.id for r in rules] == ["outlier_exclusion", "sao_paulo_approval_clock"]
     assert demo_catalog.table_by_name("orders").unique_id == f"model.{PROJECT}.orders"
     with pytest.raises(KeyError):
         demo_catalog.table_by_name("olist_orders_dataset")

@@ -68,7 +68,6 @@ def test_threshold_between_equal_values():
         threshold_between(3.5, 3.5)
 
 
-@pytest.mark.xfail(strict=True, reason="the search finds 1.0000000005, then rounds it to 8 decimals: 1.0 == lo")
 def test_threshold_between_below_eight_decimals():
     t = threshold_between(1.0, 1.000000001)
     assert 1.0 < t < 1.000000001
