@@ -190,8 +190,9 @@ def test_variants_of_demo_model_reproduce_its_rows(demo_project, demo_manifest):
 
 def test_variant_query_drops_nested_copies_of_top_level_ctes():
     # dbt injects an ephemeral's CTE into a nested WITH in some runs and not in others: one text for both
-    hoisted = ("with __dbt__cte__a as (select 1 as x), __dbt__cte__b as (with inner_cte as (select x from __dbt__cte__a) "
-               "select x from inner_cte), dptool_gold as (select x as value from __dbt__cte__b) select * from dptool_gold")
+    hoisted = ("with __dbt__cte__a as (select 1 as x), "
+               "__dbt__cte__b as (with inner_cte as (select x from __dbt__cte__a) select x from inner_cte), "
+               "dptool_gold as (select x as value from __dbt__cte__b) select * from dptool_gold")
     nested = ("with __dbt__cte__a as (select 1 as x), __dbt__cte__b as (with __dbt__cte__a as (select 1 as x), "
               "inner_cte as (select x from __dbt__cte__a) select x from inner_cte), "
               "dptool_gold as (select x as value from __dbt__cte__b) select * from dptool_gold")
