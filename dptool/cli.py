@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections import Counter
 from pathlib import Path
@@ -11,6 +10,7 @@ import click
 
 from dptool import __version__
 from dptool.errors import DptoolError
+from dptool.options import project_options, seed_option
 
 
 class Group(click.Group):
@@ -25,26 +25,6 @@ class Group(click.Group):
         except KeyboardInterrupt:
             click.echo("error: interrupted; nothing was written to the output folder", err=True)
             sys.exit(130)
-
-
-def project_options(f):
-    """--project-dir, --profiles-dir and --dbt-target, as dbt names them."""
-
-    @click.option("--project-dir", default=".", show_default=True, type=click.Path(file_okay=False),
-                  help="The dbt project (the folder holding dbt_project.yml).")
-    @click.option("--profiles-dir", default=None, type=click.Path(file_okay=False),
-                  help="Where profiles.yml is. Default: $DBT_PROFILES_DIR, the project, then ~/.dbt.")
-    @click.option("--dbt-target", default=None, help="The profile target to use (dbt's --target).")
-    @functools.wraps(f)
-    def wrapper(*args, **kwargs):
-        return f(*args, **kwargs)
-
-    return wrapper
-
-
-def seed_option(f):
-    return click.option("--seed", default=42, show_default=True, type=int,
-                        help="Seed of every random choice; the same seed gives the same output.")(f)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -120,6 +100,11 @@ def graph(project_dir, profiles_dir, dbt_target, out):
     stats = graph_stats(g)
     click.echo(f"{stats['nodes']} nodes, {stats['edges']} edges -> {out}")
 
+
+# Commands of other areas register here, one line each (their modules import nothing from this one).
+COMMANDS: list[click.Command] = []
+for command in COMMANDS:
+    main.add_command(command)
 
 if __name__ == "__main__":
     main()

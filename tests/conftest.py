@@ -74,3 +74,12 @@ def demo_bundle(demo_project, tmp_path_factory) -> tuple[Path, subprocess.Comple
     proc = run_cli("generate", "--project-dir", str(demo_project.project_dir), "--out", str(out), "--quiet")
     assert proc.returncode == 0, proc.stderr
     return out, proc
+
+
+@pytest.fixture
+def ollama_server():
+    """A real Ollama-speaking HTTP server on loopback with scripted replies (see tests/ollama_server.py)."""
+    from tests.ollama_server import OllamaServer
+
+    with OllamaServer() as server:
+        yield server
