@@ -103,6 +103,23 @@ class Catalog:
     def rules_of(self, metric_id: str) -> list[Rule]:
         return sorted((r for r in self.rules.values() if metric_id in r.modifies), key=lambda r: r.id)
 
+    def subset(self, domain: str) -> Catalog:
+        """The part of the catalog that belongs to one domain."""
+        tables = {k: t for k, t in self.tables.items() if t.domain == domain}
+        return Catalog(
+            project=self.project,
+            manifest_hash=self.manifest_hash,
+            tables=tables,
+            dimensions={k: d for k, d in self.dimensions.items() if d.table in tables},
+            joins=[j for j in self.joins if j.from_table in tables and j.to_table in tables],
+            metrics={k: m for k, m in self.metrics.items() if m.domain == domain},
+            rules={k: r for k, r in self.rules.items() if r.domain == domain},
+        )
+
+    @property
+    def domains(self) -> list[str]:
+        return sorted({m.domain for m in self.metrics.values()})
+
     def table_by_name(self, name: str) -> Table:
         for table in self.tables.values():
             if table.name == name:

@@ -61,14 +61,15 @@ def drop_all_declarations(manifest: dict) -> None:
 
 
 def test_demo_counts(demo_catalog):
-    c = demo_catalog
+    c = demo_catalog.subset("ecommerce")
     counts = (len(c.tables), len(c.dimensions), len(c.joins), len(c.metrics), len(c.rules))
     assert counts == (8, 8, 7, 8, 7)
     assert c.project == PROJECT
 
 
 def test_demo_dimensions(demo_catalog):
-    kinds = {d.id.removeprefix(f"model.{PROJECT}."): d.kind for d in demo_catalog.dimensions.values()}
+    ecommerce = demo_catalog.subset("ecommerce")
+    kinds = {d.id.removeprefix(f"model.{PROJECT}."): d.kind for d in ecommerce.dimensions.values()}
     assert kinds == {
         "customers.customer_city": "spatial",
         "customers.customer_state": "spatial",

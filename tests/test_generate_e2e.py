@@ -19,11 +19,11 @@ def tasks(demo_bundle) -> list[dict]:
     return [json.loads(line) for line in (out / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
-def test_bundle_layout(demo_bundle):
+def test_bundle_layout(demo_bundle, demo_catalog):
     out, _ = demo_bundle
     assert sorted(p.name for p in out.iterdir()) == ["card.md", "graph.json", "kb", "tasks.jsonl", "warehouse.duckdb"]
     assert (out / "kb" / "metrics.md").is_file()
-    assert len(list((out / "kb" / "rules").glob("*.md"))) == 7
+    assert sorted(p.stem for p in (out / "kb" / "rules").glob("*.md")) == sorted(demo_catalog.rules)
     assert not list(out.parent.glob(".bundle.tmp-*")), "the temp folder of the atomic write is left behind"
 
 
@@ -97,13 +97,14 @@ def test_stored_sql_reads_only_agent_visible_tables(demo_bundle, tasks):
         assert read and read <= visible, (task["task_id"], read - visible)
 
 
-def test_warehouse_holds_only_the_agent_visible_tables(demo_bundle):
+def test_warehouse_holds_only_the_agent_visible_tables(demo_bundle, demo_catalog):
     out, _ = demo_bundle
     con = duckdb.connect(str(out / "warehouse.duckdb"), read_only=True)
     tables = sorted(con.execute("select table_schema || '.' || table_name from information_schema.tables").fetchall())
-    assert [t[0] for t in tables] == [f"ecommerce.{n}" for n in sorted(
-        ["customers", "order_items", "order_payments", "order_reviews", "orders", "product_category_name_translation",
-         "products", "sellers"])]
+    assert [t[0] for t in tables] == sorted(f"{t.domain}.{t.name}" for t in demo_catalog.tables.values())
+    assert {f"ecommerce.{n}" for n in ["customers", "order_items", "order_payments", "order_reviews", "orders",
+                                       "product_category_name_translation", "products", "sellers"]} <= {
+        t[0] for t in tables}
 
 
 def test_questions_name_no_database_identifier(tasks):
