@@ -24,19 +24,108 @@ def answer(c: Candidate, metric: Metric, columns: list[str], rows: list[tuple]) 
         record = dict(zip(columns, row, strict=True))
         by_variant[record.pop("variant")].append(record)
     fmt = {"unit": metric.unit, "format": metric.format}
-    if c.analysis_type == "point_query":
-        gold, base = (_single(by_variant[v]) for v in ("gold", "base"))
-        return _task(gold={"value": gold}, base={"value": base}, fmt={"type": "value", **fmt}, metric=metric)
-    if c.analysis_type == "ranking":
+    kind = c.analysis_type
+    if kind in ("point_query", "counterfactual"):
+        gold, base = ({"value": _single(by_variant[v])} for v in ("gold", "base"))
+        return _task(gold, base, {"type": "value", **fmt}, metric)
+    if kind == "ranking":
         gold = _ranking(by_variant["gold"], c.group_by[0], strict=True)
         base = _ranking(by_variant["base"], c.group_by[0], strict=False)
         return _task(gold, base, {"type": "ranking", "key": c.group_by[0], "k": c.k, **fmt}, metric)
-    if c.analysis_type == "threshold_crossing":
+    if kind == "threshold_crossing":
         gold, base = (_single(by_variant[v]) for v in ("gold", "base"))
         threshold = threshold_between(base, gold) if c.rules else _round_threshold(gold)
         return _task(_verdict(gold, threshold), _verdict(base, threshold),
                      {"type": "threshold", "comparison": "exceeds", **fmt}, metric)
-    raise ValueError(f"unknown analysis type {c.analysis_type!r}")
+    if kind == "trend_analysis":
+        gold, base = (_trend(by_variant[v], c.encoding) for v in ("gold", "base"))
+        return _task(gold, base, {"type": "trend", "grain": "month", **fmt}, metric)
+    if kind == "comparison":
+        key = c.group_by[0]
+        gold, base = (_comparison(by_variant[v], key, c.slice["groups"]) for v in ("gold", "base"))
+        return _task(gold, base, {"type": "comparison", "key": key, **fmt}, metric)
+    if kind == "significance_testing":
+        key = c.group_by[0]
+        gold, base = (_significance(by_variant[v], key, c.slice["groups"]) for v in ("gold", "base"))
+        return _task(gold, base, {"type": "significance", "key": key, "alpha": ALPHA, **fmt}, metric)
+    if kind == "decomposition":
+        key = c.group_by[0]
+        gold, base = (_breakdown(by_variant[v], key) for v in ("gold", "base"))
+        return _task(gold, base, {"type": "breakdown", "key": key, **fmt}, metric)
+    raise ValueError(f"unknown analysis type {kind!r}")
+
+
+ALPHA = 0.05
+FLAT_PCT = 1.0  # a total change within ±1 % is no trend
+TEST_NAME = "Welch's t-test (two-tailed)"
+
+
+def period_label(value, encoding: str) -> str:
+    """A period as YYYY-MM, from a month-truncated timestamp or a YYMM integer."""
+    if encoding == "yymmdd":
+        yymm = int(value)
+        return f"{1900 + yymm // 100}-{yymm % 100:02d}"
+    return f"{value.year:04d}-{value.month:02d}"
+
+
+def _trend(records: list[dict], encoding: str) -> dict:
+    series = [(period_label(r["period"], encoding), r["value"]) for r in records if r["value"] is not None]
+    series.sort()
+    if len(series) < 3:
+        raise NotScorable(f"a trend needs 3 periods with values, got {len(series)}")
+    first, last = float(series[0][1]), float(series[-1][1])
+    if first == 0:
+        raise NotScorable("the first period is 0: the change has no percentage")
+    change = (last - first) / abs(first) * 100
+    peak = max(series, key=lambda p: (p[1], p[0]))
+    if sum(1 for _, v in series if v == peak[1]) > 1:
+        raise NotScorable("two periods share the peak value")
+    direction = "flat" if abs(change) < FLAT_PCT else ("increasing" if change > 0 else "decreasing")
+    return {"direction": direction, "total_change_pct": _number(change, 2), "peak_period": peak[0]}
+
+
+def _by_group(records: list[dict], key: str) -> dict:
+    return {r[key]: r for r in records}
+
+
+def _comparison(records: list[dict], key: str, groups: list) -> dict:
+    rows = _by_group(records, key)
+    a, b = groups
+    if a not in rows or b not in rows:
+        raise NotScorable("a compared group has no rows")
+    va, vb = _number(rows[a]["value"]), _number(rows[b]["value"])
+    if va == vb:
+        raise NotScorable("the two groups are equal")
+    return {"group_a": a, "group_b": b, "value_a": va, "value_b": vb, "higher": a if va > vb else b}
+
+
+def _significance(records: list[dict], key: str, groups: list) -> dict:
+    from scipy.stats import ttest_ind_from_stats
+
+    rows = _by_group(records, key)
+    a, b = groups
+    if a not in rows or b not in rows:
+        raise NotScorable("a compared group has no rows")
+    ra, rb = rows[a], rows[b]
+    if min(ra["n"] or 0, rb["n"] or 0) < 2 or not ra["variance"] or not rb["variance"]:
+        raise NotScorable("a group has fewer than 2 values or no variance")
+    result = ttest_ind_from_stats(float(ra["mean"]), math.sqrt(float(ra["variance"])), int(ra["n"]),
+                                  float(rb["mean"]), math.sqrt(float(rb["variance"])), int(rb["n"]),
+                                  equal_var=False)
+    p = float(result.pvalue)
+    if math.isnan(p):
+        raise NotScorable("the test gives no p-value")
+    return {"significant": p < ALPHA, "p_value": _number(p, 4), "test_name": TEST_NAME,
+            "group_a": a, "group_b": b, "mean_a": _number(ra["mean"]), "mean_b": _number(rb["mean"])}
+
+
+def _breakdown(records: list[dict], key: str) -> list[dict]:
+    if not records:
+        raise NotScorable("the breakdown is empty")
+    rows = [{key: r[key], "value": _number(r["value"]) if r["value"] is not None else None} for r in records]
+    if all(r["value"] is None for r in rows):
+        raise NotScorable("every group is NULL")
+    return sorted(rows, key=lambda r: (r[key] is None, str(r[key])))
 
 
 def _task(gold, base, fmt, metric: Metric) -> dict:
@@ -44,13 +133,13 @@ def _task(gold, base, fmt, metric: Metric) -> dict:
     return {"gold": gold, "base": base, "answer_format": fmt, "tolerance": tolerance}
 
 
-def _number(value) -> float:
+def _number(value, digits: int = DIGITS) -> float:
     if value is None:
         raise NotScorable("the value is NULL")
     value = float(value)
     if math.isnan(value) or math.isinf(value):
         raise NotScorable(f"the value is {value}")
-    return round(value, DIGITS) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return round(value, digits) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def _single(records: list[dict]) -> float:

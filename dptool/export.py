@@ -61,6 +61,8 @@ def reproduce(warehouse_path: Path, tasks: list[dict], gold_rows: dict[str, list
     """Run each task's gold_sql on the bundle's warehouse; its rows must equal the materialized ones."""
     with Warehouse(warehouse_path) as wh:
         for task in tasks:
+            if task["gold_sql"] is None:  # a knowledge task: its gold is a passage, not rows
+                continue
             _, rows = wh.query(task["gold_sql"])
             expected = gold_rows[task["task_id"]]
             if not _same_rows(rows, expected):
@@ -112,7 +114,7 @@ def write_kb(folder: Path, catalog: Catalog) -> None:
 
 
 def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int, graph_stats: dict,
-         seed: int, versions: dict[str, str]) -> str:
+         seed: int, versions: dict[str, str], domain_graphs: dict[str, dict] | None = None) -> str:
     """card.md: what the bundle holds and how it was made; byte-stable for the same inputs."""
     def table(title: str, counts: Counter) -> list[str]:
         rows = [f"### {title}", "", "| | tasks |", "| --- | ---: |"]
@@ -136,6 +138,7 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
         *table("By tier", Counter(t["tier"] for t in tasks)),
         *table("By rule type", by_rule_type),
         *table("By domain", Counter(t["domain"] for t in tasks)),
+        *_type_by_domain(tasks),
         "## Validation",
         "",
         "- Candidates dropped after dbt (build failed, the rule did not change the answer, or no scorable",
@@ -152,5 +155,32 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
         f"- Edges: {graph_stats['edges']} ("
         + ", ".join(f"{k} {v}" for k, v in graph_stats["edges_by_type"].items()) + ")",
         "",
+        *_graph_by_domain(domain_graphs or {}),
     ]
     return "\n".join(lines)
+
+
+def _type_by_domain(tasks: list[dict]) -> list[str]:
+    domains = sorted({t["domain"] for t in tasks})
+    counts = Counter((t["analysis_type"], t["domain"]) for t in tasks)
+    rows = ["### By analysis type and domain", "", "| | " + " | ".join(domains) + " |",
+            "| --- |" + " ---: |" * len(domains)]
+    for kind in sorted({t["analysis_type"] for t in tasks}):
+        rows.append(f"| {kind} | " + " | ".join(str(counts[(kind, d)]) for d in domains) + " |")
+    return rows + [""]
+
+
+def _graph_by_domain(stats: dict[str, dict]) -> list[str]:
+    """Nodes and edges by type per domain, beside DI-Bench Appendix H (71–76 nodes, 168–191 edges)."""
+    if not stats:
+        return []
+    domains = sorted(stats)
+    rows = ["### Per domain (DI-Bench Appendix H: 71–76 nodes, 168–191 edges per domain)", "",
+            "| | " + " | ".join(domains) + " |", "| --- |" + " ---: |" * len(domains),
+            "| nodes | " + " | ".join(str(stats[d]["nodes"]) for d in domains) + " |"]
+    for kind in stats[domains[0]]["nodes_by_type"]:
+        rows.append(f"| {kind} nodes | " + " | ".join(str(stats[d]["nodes_by_type"][kind]) for d in domains) + " |")
+    rows.append("| edges | " + " | ".join(str(stats[d]["edges"]) for d in domains) + " |")
+    for kind in stats[domains[0]]["edges_by_type"]:
+        rows.append(f"| {kind} edges | " + " | ".join(str(stats[d]["edges_by_type"][kind]) for d in domains) + " |")
+    return rows + [""]

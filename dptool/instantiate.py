@@ -1,4 +1,4 @@
-"""Stage 4: concrete candidates from skeletons — analysis type, time window, slice values, k."""
+"""Stage 4: concrete candidates from skeletons — analysis type, time window, slice values, groups, k."""
 
 from __future__ import annotations
 
@@ -6,14 +6,17 @@ import random
 from dataclasses import dataclass, field
 from datetime import date
 
-from dptool.catalog import Catalog
+from sqlglot import exp
+
+from dptool.catalog import Catalog, Dimension
 from dptool.profile import DimensionProfile
 from dptool.sample import Skeleton
-from dptool.sql import equals, in_window
+from dptool.sql import equals, in_window, literal
 
 MIN_WINDOW_SHARE = 0.03  # a window must hold this share of the dimension's rows
 MIN_SLICE_ROWS = 40  # a slice value must have at least this many rows overall
 MIN_GROUP_ROWS = 30  # a ranked group must hold this many rows: a ranking of tiny groups is noise
+MAX_BREAKDOWN_GROUPS = 30  # a decomposition lists every group: a few dozen at most
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,10 @@ class Window:
     start: date
     end: date  # exclusive
     label: str
+
+    @property
+    def months(self) -> int:
+        return (self.end.year - self.start.year) * 12 + self.end.month - self.start.month
 
 
 @dataclass
@@ -37,6 +44,10 @@ class Candidate:
     slice: dict = field(default_factory=dict)
     window: Window | None = None
     task_id: str = ""
+    gold_rules: tuple[str, ...] | None = None  # None: the skeleton's rules
+    base_rules: tuple[str, ...] = ()  # a counterfactual's base applies every rule
+    period: str | None = None  # a Jinja expression for the series shape's period
+    encoding: str = "timestamp"  # of the time column the window and period read
 
     @property
     def metric(self) -> str:
@@ -44,7 +55,7 @@ class Candidate:
 
     @property
     def rules(self) -> tuple[str, ...]:
-        return self.skeleton.rules
+        return self.skeleton.rules if self.gold_rules is None else self.gold_rules
 
     @property
     def dimension_column(self) -> str:
@@ -72,50 +83,134 @@ def windows(profile: DimensionProfile) -> list[Window]:
     return out
 
 
+def window_predicates(column: str, window: Window, encoding: str, dialect: str) -> list[str]:
+    """`start <= column < end` for a timestamp column or a YYMMDD integer column."""
+    if encoding == "yymmdd":
+        def code(d: date) -> int:
+            return (d.year % 100) * 10000 + d.month * 100 + d.day
+
+        col = exp.column(column)
+        return [exp.GTE(this=col.copy(), expression=literal(code(window.start))).sql(dialect),
+                exp.LT(this=col.copy(), expression=literal(code(window.end))).sql(dialect)]
+    return in_window(column, window.start, window.end, dialect)
+
+
+def period_expression(column: str, encoding: str, dialect: str) -> str:
+    """The month of a time column, as a Jinja expression for the gold model (cross-database)."""
+    if encoding == "yymmdd":
+        sql = exp.Floor(this=exp.Div(this=exp.column(column), expression=exp.Literal.number(100))).sql(dialect)
+        return _jinja_string(sql)
+    return f"dbt.date_trunc('month', {_jinja_string(exp.column(column).sql(dialect))})"
+
+
+def _jinja_string(text: str) -> str:
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
 def instantiate(
-    skeletons: list[Skeleton], catalog: Catalog, profiles: dict[str, DimensionProfile], seed: int, dialect: str
+    skeletons: list[Skeleton], catalog: Catalog, profiles: dict[str, DimensionProfile], seed: int, dialect: str,
+    types: tuple[str, ...] | None = None, first_id: int = 1,
 ) -> list[Candidate]:
-    """Every compatible analysis type of every skeleton, made concrete; ids t_0001... in order."""
+    """Every compatible analysis type (or those in `types`) of every skeleton, made concrete.
+
+    Ids are t_0001... from `first_id`, in skeleton order.
+    """
     out = []
     for skeleton in skeletons:
         metric = catalog.metrics[skeleton.metric]
         temporal = next((d for d in catalog.dimensions_of(metric) if d.kind == "temporal"), None)
-        spans = windows(profiles[temporal.id]) if temporal else []
+        time = (temporal, profiles[temporal.id]) if temporal else None
         for analysis_type in skeleton.analysis_types:
+            if types is not None and analysis_type not in types:
+                continue
             rng = random.Random(f"{seed}:{skeleton.id}:{analysis_type}")
-            candidate = _make(skeleton, analysis_type, catalog, profiles, spans, temporal, rng, dialect)
+            candidate = _make(skeleton, analysis_type, catalog, profiles, time, rng, dialect)
             if candidate is not None:
                 out.append(candidate)
-    for i, c in enumerate(out, start=1):
+    for i, c in enumerate(out, start=first_id):
         c.task_id = f"t_{i:04d}"
     return out
 
 
-def _make(skeleton, analysis_type, catalog, profiles, spans, temporal, rng, dialect) -> Candidate | None:
+def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: dict[str, DimensionProfile],
+          time: tuple[Dimension, DimensionProfile] | None, rng: random.Random, dialect: str) -> Candidate | None:
     dim = catalog.dimensions[skeleton.dimension]
     profile = profiles[dim.id]
+    metric = catalog.metrics[skeleton.metric]
     where: list[str] = []
     slice_: dict = {}
     window = None
-    if spans:
-        # rankings read a longer span so that every group holds enough rows
-        pool = [w for w in spans if (w.end - w.start).days > 100] if analysis_type == "ranking" else spans
-        window = rng.choice(pool or spans)
-        where += in_window(temporal.column, window.start, window.end, dialect)
-        slice_["window"] = {"start": window.start.isoformat(), "end": window.end.isoformat(), "label": window.label}
+    encoding = time[1].encoding if time else "timestamp"
+    if time:
+        spans = windows(time[1])
+        # rankings, breakdowns and trends read a longer span, so that every group or month holds rows
+        long = analysis_type in ("ranking", "decomposition", "trend_analysis", "comparison", "significance_testing")
+        pool = [w for w in spans if w.months >= (6 if long else 3)]
+        if analysis_type == "trend_analysis":
+            pool = [w for w in pool if w.months >= 6]
+            if not pool:
+                return None
+        if spans:
+            window = rng.choice(pool or spans)
+            where += window_predicates(time[0].column, window, encoding, dialect)
+            slice_["window"] = {"start": window.start.isoformat(), "end": window.end.isoformat(),
+                                "label": window.label}
+
+    def make(shape: str, group_by=(), k=None, min_rows=None, **extra) -> Candidate:
+        return Candidate(skeleton, analysis_type, where, list(group_by), shape, k, min_rows, slice_, window,
+                         encoding=encoding, **extra)
+
+    if analysis_type == "trend_analysis":
+        if dim.kind != "temporal":
+            return None
+        return make("series", period=period_expression(dim.column, encoding, dialect))
     if analysis_type == "ranking":
         if dim.kind == "temporal" or profile.distinct < 3:
             return None
-        k = 5 if profile.distinct > 6 else 3
         slice_["min_group_rows"] = MIN_GROUP_ROWS
-        return Candidate(skeleton, analysis_type, where, [dim.column], "ranking", k, MIN_GROUP_ROWS, slice_, window)
+        return make("ranking", [dim.column], 5 if profile.distinct > 6 else 3, MIN_GROUP_ROWS)
+    if analysis_type == "decomposition":
+        if dim.kind == "temporal" or not 2 <= profile.distinct <= MAX_BREAKDOWN_GROUPS:
+            return None
+        return make("grouped", [dim.column])
+    if analysis_type in ("comparison", "significance_testing"):
+        if dim.kind == "temporal":
+            return None
+        if analysis_type == "significance_testing" and not _is_avg(metric.value):
+            return None
+        pair = _pair(skeleton, dim, profile, catalog, rng)
+        if pair is None:
+            return None
+        where.append(exp.In(this=exp.column(dim.column), expressions=[literal(v) for v in pair]).sql(dialect))
+        slice_["groups"] = list(pair)
+        return make("stats" if analysis_type == "significance_testing" else "grouped", [dim.column])
+    # point query, threshold crossing, counterfactual: one value of one slice
     if dim.kind != "temporal":
         value = _slice_value(skeleton, dim, profile, catalog, rng)
         if value is None:
             return None
         where.append(equals(dim.column, value, dialect))
         slice_[dim.column] = value
-    return Candidate(skeleton, analysis_type, where, [], "value", None, None, slice_, window)
+    if analysis_type == "counterfactual":
+        if not skeleton.rules:
+            return None
+        withdrawn = rng.choice(skeleton.rules)
+        slice_["withdrawn_rule"] = withdrawn
+        return make("value", gold_rules=tuple(r for r in skeleton.rules if r != withdrawn),
+                    base_rules=skeleton.rules)
+    return make("value")
+
+
+def _is_avg(value: str) -> bool:
+    import sqlglot
+
+    try:
+        tree = sqlglot.parse_one(value)
+    except sqlglot.errors.ParseError:
+        return False
+    return isinstance(tree, exp.Avg)
 
 
 def _slice_value(skeleton, dim, profile, catalog, rng):
@@ -126,3 +221,17 @@ def _slice_value(skeleton, dim, profile, catalog, rng):
             return wanted
     frequent = [v for v, n in profile.top_values if n >= MIN_SLICE_ROWS][:8]
     return rng.choice(frequent) if frequent else None
+
+
+def _pair(skeleton, dim, profile, catalog, rng) -> tuple | None:
+    frequent = [v for v, n in profile.top_values if n >= MIN_SLICE_ROWS][:8]
+    first = next((catalog.rules[r].applies_when[dim.column] for r in skeleton.rules
+                  if dim.column in catalog.rules[r].applies_when), None)
+    if first is None:
+        if len(frequent) < 2:
+            return None
+        first = rng.choice(frequent)
+    others = [v for v in frequent if v != first]
+    if not others:
+        return None
+    return (first, rng.choice(others))

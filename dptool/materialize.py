@@ -38,6 +38,10 @@ def model_sql(c: Candidate) -> str:
         args.append(f"k={c.k}")
     if c.min_rows is not None:
         args.append(f"min_rows={c.min_rows}")
+    if c.period is not None:
+        args.append(f"period={c.period}")  # already a Jinja expression (e.g. dbt.date_trunc(...))
+    if c.base_rules:
+        args.append(f"base_rules={_jinja(list(c.base_rules))}")
     config = "{{ config(materialized='table', schema='dptool_gold', tags=['" + GOLD_TAG + "']) }}\n"
     return HEADER + config + "{{ dptool.gold(" + ", ".join(args) + ") }}\n"
 
@@ -55,17 +59,17 @@ def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[st
         metric = catalog.metrics[c.metric]
         question = (questions or {}).get(c.task_id) or f"{c.analysis_type.replace('_', ' ')} of {metric.label}"
         lines = [question, "", f"Metric: {metric.label} — {metric.formula}"]
-        for rule_id in c.rules:
+        for rule_id in c.skeleton.rules:
             lines += ["", f"### Rule: {catalog.rules[rule_id].title}", "", '{{ doc("rule__' + rule_id + '") }}']
         entry = {
             "name": c.task_id,
             "description": "\n".join(lines),
             "config": {"meta": {"dptool": {"task": {
-                "analysis_type": c.analysis_type, "metric": c.metric, "rules": list(c.rules),
+                "analysis_type": c.analysis_type, "metric": c.metric, "rules": list(c.skeleton.rules),
                 "dimension": c.dimension_column, "slice": c.slice,
             }}}},
         }
-        if c.rules:
+        if c.rules or c.base_rules:  # a counterfactual withdraws a rule: its base applies it
             entry["data_tests"] = [{"dptool.rule_changes_answer": {"arguments": {"variants": ["gold"]}}}]
         models.append(entry)
     return {"version": 2, "models": models}
@@ -77,26 +81,30 @@ def write_properties(project: DbtProject, candidates, catalog, questions=None) -
     path.write_text("# written by `dptool generate`; do not edit\n" + text, encoding="utf-8")
 
 
-def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catalog,
+def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catalog, keep: list[Candidate] = (),
                 on_node_done=None) -> tuple[list[Built], dict]:
     """Write the gold models, build them in one dbt run, delete the files of every failure.
 
-    Returns the built candidates and, per dropped task id, the reason.
+    `keep` are the candidates of earlier rounds, whose models stay as they are; with none, the folder
+    starts empty. Returns the built candidates and, per dropped task id, the reason.
     """
     folder = project.project_dir / GOLD_DIR
-    if folder.exists():
+    if not keep and folder.exists():
         shutil.rmtree(folder)
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     for c in candidates:
         (folder / f"{c.task_id}.sql").write_text(model_sql(c), encoding="utf-8")
-    write_properties(project, candidates, catalog)
+    write_properties(project, [*keep, *candidates], catalog)
+    if not candidates:
+        return [], {}
 
-    results = project.run("build", "--select", f"tag:{GOLD_TAG}", on_node_done=on_node_done)
+    results = project.run("build", "--select", *[c.task_id for c in candidates], on_node_done=on_node_done)
     by_model = {r.unique_id: r for r in results if r.resource_type == "model"}
     failed_tests = {r.attached_node: r for r in results if r.resource_type == "test" and r.status != "pass"}
     built, dropped = [], {}
+    name = _project_name(project)
     for c in candidates:
-        uid = f"model.{_project_name(project)}.{c.task_id}"
+        uid = f"model.{name}.{c.task_id}"
         model = by_model.get(uid)
         if model is None or model.status != "success":
             status, message = (model.status, model.message) if model else ("not run", "")
@@ -107,7 +115,7 @@ def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catal
             built.append(Built(c, uid, model.relation_name or "", model.compiled_code or ""))
             continue
         (folder / f"{c.task_id}.sql").unlink()
-    write_properties(project, [b.candidate for b in built], catalog)
+    write_properties(project, [*keep, *(b.candidate for b in built)], catalog)
     return built, dropped
 
 

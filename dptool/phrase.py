@@ -65,6 +65,26 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
     elif c.analysis_type == "ranking":
         text = (f"Among {plural(dim.label)} with at least {c.min_rows} {metric.grain} {window}, which {c.k} had "
                 f"the highest {metric.label}? List them from highest to lowest with the value of each.")
+    elif c.analysis_type == "trend_analysis":
+        text = (f"How did {subject} develop month by month {window}? Say whether it was increasing, decreasing "
+                "or flat, give the total change from the first to the last month in percent, and the month of "
+                "its peak.")
+    elif c.analysis_type == "comparison":
+        a, b = (spoken(g) for g in c.slice["groups"])
+        text = (f"{window[0].upper() + window[1:]}, which had the higher {metric.label}: {dim.label} {a} or "
+                f"{dim.label} {b}? Give the value of each.")
+    elif c.analysis_type == "significance_testing":
+        a, b = (spoken(g) for g in c.slice["groups"])
+        text = (f"{window[0].upper() + window[1:]}, is the difference in {metric.label} between {dim.label} {a} "
+                f"and {dim.label} {b} statistically significant at the 5% level? Use a two-tailed Welch's t-test "
+                f"over the individual {metric.grain} and give the p-value.")
+    elif c.analysis_type == "decomposition":
+        text = (f"Break down {subject} by {dim.label} {window}: give the value for every {dim.label}. "
+                f"{hint}")
+    elif c.analysis_type == "counterfactual":
+        withdrawn = catalog.rules[c.slice["withdrawn_rule"]]
+        text = (f"Suppose the policy \"{withdrawn.title}\" had never been adopted, with every other policy still "
+                f"in force: what would {subject}{condition} have been {window}? {hint}")
     elif c.analysis_type == "threshold_crossing":
         threshold = format_number(task["gold"]["threshold"], metric.format, metric.unit)
         text = (f"Did {subject}{condition} {window} exceed {threshold}? "

@@ -19,10 +19,11 @@ from dptool.enrich import NotScorable, answer
 from dptool.export import card, write_bundle
 from dptool.graph import build_graph, graph_stats, graph_to_json
 from dptool.instantiate import instantiate
+from dptool.knowledge import knowledge_tasks
 from dptool.materialize import GOLD_DIR, Built, materialize, write_properties
 from dptool.phrase import phrase
 from dptool.profile import profile_dimensions
-from dptool.sample import enumerate_skeletons, select_skeletons
+from dptool.sample import enumerate_skeletons, quality, select_skeletons
 from dptool.sql import pretty, relation_key, rename_relations, variant_query
 from dptool.validate import validate
 from dptool.warehouse import Warehouse, dialect_of
@@ -52,8 +53,24 @@ class Stages:
         self.timings[name] = round(time.perf_counter() - start, 3)
 
 
+SQL_TYPES = ("point_query", "trend_analysis", "comparison", "ranking", "significance_testing", "threshold_crossing",
+             "counterfactual", "decomposition")
+AUGMENT_ROUNDS = 2
+
+
+@dataclass
+class Round:
+    """What one materialize round kept: tasks, their candidates and gold rows."""
+
+    tasks: list[dict] = field(default_factory=list)
+    candidates: list = field(default_factory=list)
+    gold_rows: dict[str, list] = field(default_factory=dict)
+    dropped: dict[str, str] = field(default_factory=dict)
+    rejected: Counter = field(default_factory=Counter)
+
+
 def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target_tasks: int = 60,
-             profiles_dir: str | None = None, dbt_target: str | None = None,
+             min_per_type: int = 10, profiles_dir: str | None = None, dbt_target: str | None = None,
              echo: Callable[[str], None] = click.echo, progress: bool = True) -> GenerateResult:
     """Generate a benchmark bundle from a dbt project whose data is built (`dbt build` has run)."""
     stage = Stages(echo)
@@ -69,45 +86,97 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         with Warehouse.of(connection) as wh:
             profiles = profile_dimensions(catalog, wh)
         cardinality = {k: p.distinct for k, p in profiles.items()}
-        selected = select_skeletons(enumerate_skeletons(catalog), catalog, cardinality, target_tasks)
+        pool = enumerate_skeletons(catalog)
+        selected = select_skeletons(pool, catalog, cardinality, target_tasks)
         skeletons = [s for s, _ in selected]
     with stage("instantiate", f"{len(skeletons)} skeletons"):
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect)
     with stage("materialize", f"dbt build of {len(candidates)} gold models and their rule tests"):
-        total = len(candidates) + sum(1 for c in candidates if c.rules)
-        with click.progressbar(length=total, label="  dbt", file=None if progress else _Null()) as bar:
-            built, dropped = materialize(project, candidates, catalog, on_node_done=lambda: bar.update(1))
-    with stage("enrich", f"answers of {len(built)} tasks"):
-        tasks, gold_rows = [], {}
-        with Warehouse.of(connection) as wh:
-            mapping = {relation_key(t.relation_name, dialect): (t.domain, t.name) for t in catalog.tables.values()}
-            for b in built:
-                try:
-                    task, rows = _task(b, catalog, wh, mapping, dialect)
-                except NotScorable as exc:
-                    dropped[b.candidate.task_id] = f"not scorable: {exc}"
-                    continue
-                tasks.append(task)
-                gold_rows[task["task_id"]] = rows
-    with stage("phrase", "template phraser (no LLM configured)"):
-        by_id = {b.candidate.task_id: b.candidate for b in built}
-        for task in tasks:
-            task["question"] = phrase(by_id[task["task_id"]], task, catalog)
-    with stage("validate", "stage-1 programmatic checks"):
-        kept, rejected = validate(tasks, catalog)
-        kept_ids = {t["task_id"] for t in kept}
-        for task_id in by_id.keys() - kept_ids:  # unscorable or rejected: its model leaves the project
-            (project.project_dir / GOLD_DIR / f"{task_id}.sql").unlink(missing_ok=True)
-        write_properties(project, [by_id[i] for i in sorted(kept_ids)], catalog,
-                         {t["task_id"]: t["question"] for t in kept})
+        done = _round(project, candidates, [], catalog, connection, dialect, progress)
+    with stage("augment", f"raising every analysis type to {min_per_type} per domain"):
+        used = {(c.skeleton.id, c.analysis_type) for c in candidates}
+        next_id = len(candidates) + 1
+        for _ in range(AUGMENT_ROUNDS):
+            extra = _augmentation(done.tasks, pool, used, catalog, profiles, cardinality, seed, dialect,
+                                  min_per_type, next_id)
+            if not extra:
+                break
+            next_id += len(extra)
+            used |= {(c.skeleton.id, c.analysis_type) for c in extra}
+            more = _round(project, extra, done.candidates, catalog, connection, dialect, progress)
+            done.tasks += more.tasks
+            done.candidates += more.candidates
+            done.gold_rows.update(more.gold_rows)
+            done.dropped.update(more.dropped)
+            done.rejected.update(more.rejected)
+    with stage("knowledge", "tasks from the rule documents and the metric catalog"):
+        known = knowledge_tasks(catalog)
+        for i, task in enumerate(known, start=1):
+            task["task_id"] = f"k_{i:04d}"
+        known, rejected = validate(known, catalog)
+        done.rejected.update(rejected)
+        tasks = sorted(known + done.tasks, key=lambda t: t["task_id"])
+        write_properties(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
+                         {t["task_id"]: t["question"] for t in tasks})
     with stage("export", "writing the bundle"):
         versions = {"dptool": __version__, "dbt-core": dbt_version(), "duckdb": version("duckdb"),
                     "sqlglot": version("sqlglot")}
-        text = card(catalog=catalog, tasks=kept, rejected=rejected, dropped=len(dropped),
-                    graph_stats=graph_stats(graph), seed=seed, versions=versions)
-        bundle = write_bundle(Path(out), catalog=catalog, source_db=connection.path, tasks=kept,
-                              gold_rows=gold_rows, graph_json=graph_to_json(graph), card=text)
-    return GenerateResult(bundle, kept, stage.timings, dropped, rejected)
+        text = card(catalog=catalog, tasks=tasks, rejected=done.rejected, dropped=len(done.dropped),
+                    graph_stats=graph_stats(graph), seed=seed, versions=versions,
+                    domain_graphs={d: graph_stats(build_graph(catalog.subset(d))) for d in catalog.domains})
+        bundle = write_bundle(Path(out), catalog=catalog, source_db=connection.path, tasks=tasks,
+                              gold_rows=done.gold_rows, graph_json=graph_to_json(graph), card=text)
+    return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected)
+
+
+def _round(project, candidates, keep, catalog, connection, dialect, progress) -> Round:
+    """Materialize candidates with dbt, answer, phrase and validate them; drop every failure's model."""
+    out = Round()
+    total = len(candidates) + sum(1 for c in candidates if c.rules or c.base_rules)
+    with click.progressbar(length=total, label="  dbt", file=None if progress else _Null()) as bar:
+        built, out.dropped = materialize(project, candidates, catalog, keep, on_node_done=lambda: bar.update(1))
+    tasks = []
+    with Warehouse.of(connection) as wh:
+        mapping = {relation_key(t.relation_name, dialect): (t.domain, t.name) for t in catalog.tables.values()}
+        for b in built:
+            try:
+                task, rows = _task(b, catalog, wh, mapping, dialect)
+            except NotScorable as exc:
+                out.dropped[b.candidate.task_id] = f"not scorable: {exc}"
+                continue
+            tasks.append(task)
+            out.gold_rows[task["task_id"]] = rows
+    by_id = {b.candidate.task_id: b.candidate for b in built}
+    for task in tasks:
+        task["question"] = phrase(by_id[task["task_id"]], task, catalog)
+    out.tasks, out.rejected = validate(tasks, catalog)
+    kept_ids = {t["task_id"] for t in out.tasks}
+    for task_id in by_id.keys() - kept_ids:  # unscorable or rejected: its model leaves the project
+        (project.project_dir / GOLD_DIR / f"{task_id}.sql").unlink(missing_ok=True)
+    out.candidates = [by_id[i] for i in sorted(kept_ids)]
+    write_properties(project, [*keep, *out.candidates], catalog)
+    return out
+
+
+def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, first_id):
+    """Candidates from unused skeletons for every (domain, analysis type) below the minimum."""
+    have = Counter((t["domain"], t["analysis_type"]) for t in tasks)
+    ranked = sorted(pool, key=lambda s: (-quality(s, catalog, cardinality, Counter(), Counter()), s.id))
+    extra = []
+    for domain in catalog.domains:
+        for kind in SQL_TYPES:
+            missing = min_per_type - have[(domain, kind)]
+            if missing <= 0:
+                continue
+            # twice what is missing: some candidates fail the rule test or have no scorable answer
+            options = [s for s in ranked if catalog.metrics[s.metric].domain == domain
+                       and kind in s.analysis_types and (s.id, kind) not in used]
+            made = instantiate(options, catalog, profiles, seed, dialect, types=(kind,),
+                               first_id=first_id + len(extra))
+            extra += made[: 2 * missing]
+    for i, c in enumerate(extra, start=first_id):
+        c.task_id = f"t_{i:04d}"
+    return extra
 
 
 def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str) -> tuple[dict, list]:
@@ -115,7 +184,7 @@ def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str
     metric = catalog.metrics[c.metric]
     columns, rows = wh.query(f"select * from {b.relation_name}")
     result = answer(c, metric, columns, rows)
-    order_by = ["rank"] if c.shape == "ranking" else list(c.group_by)
+    order_by = {"ranking": ["rank"], "series": ["period"]}.get(c.shape, list(c.group_by))
     sqls = {}
     for variant in ("gold", "base"):
         query = variant_query(b.compiled_sql, f"dptool_{variant}", order_by, dialect)
@@ -124,12 +193,13 @@ def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str
     if order_by:
         index = [columns.index(col) - 1 for col in order_by]
         gold_rows.sort(key=lambda r: tuple(r[i] for i in index))
-    rule_types = [catalog.rules[r].type for r in c.rules]
+    rules = c.skeleton.rules  # a counterfactual's withdrawn rule is part of the task too
+    rule_types = [catalog.rules[r].type for r in rules]
     task = {
         "task_id": c.task_id,
         "domain": metric.domain,
         "analysis_type": c.analysis_type,
-        "tier": "knowledge+analytics+rule" if c.rules else "knowledge+analytics",
+        "tier": "knowledge+analytics+rule" if rules else "knowledge+analytics",
         "question": "",
         "answer_format": result["answer_format"],
         "gold": result["gold"],
@@ -138,7 +208,7 @@ def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str
         "gold_sql": sqls["gold"],
         "base_sql": sqls["base"],
         "metric_ids": [c.metric, *metric.components],
-        "rule_ids": list(c.rules),
+        "rule_ids": list(rules),
         "rule_types": rule_types,
         "dimension": c.dimension_column,
         "slice": c.slice,

@@ -11,11 +11,13 @@ from dptool.graph import node_id
 
 WEIGHTS = {"semantic": 0.25, "rule_diversity": 0.20, "metric_rarity": 0.20, "cardinality": 0.20, "joins": 0.15}
 MMR_LAMBDA = 0.3
-# analysis types a dimension kind supports (DI-Bench §3.3); this skeleton instantiates the first three
+# analysis types a dimension kind supports (DI-Bench §3.3); knowledge retrieval needs no skeleton
 ANALYSIS_TYPES = {
-    "temporal": ("point_query", "threshold_crossing"),
-    "spatial": ("point_query", "ranking", "threshold_crossing"),
-    "categorical": ("point_query", "ranking", "threshold_crossing"),
+    "temporal": ("point_query", "threshold_crossing", "trend_analysis", "counterfactual"),
+    "spatial": ("point_query", "ranking", "threshold_crossing", "comparison", "significance_testing",
+                "decomposition", "counterfactual"),
+    "categorical": ("point_query", "ranking", "threshold_crossing", "comparison", "significance_testing",
+                    "decomposition", "counterfactual"),
 }
 
 

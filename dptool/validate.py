@@ -35,19 +35,30 @@ def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
     sliced = [k for k in task.get("slice", {}) if k != "window"]
     if dims.get(task.get("dimension")) == "temporal" and (task["analysis_type"] == "ranking" or sliced):
         found.append("datetime_as_category")
-    if not _scorable(task.get("gold")):
+    if not _scorable(task.get("gold"), (task.get("answer_format") or {}).get("type")):
         found.append("no_scorable_answer")
     if task.get("rule_ids") and task.get("gold") == task.get("base"):
         found.append("rule_without_effect")
     return found
 
 
-def _scorable(gold) -> bool:
-    if isinstance(gold, dict):
-        return gold.get("value") is not None
-    if isinstance(gold, list):
-        return bool(gold) and all(isinstance(g, dict) and g.get("value") is not None for g in gold)
-    return False
+REQUIRED_KEYS = {
+    "value": ("value",),
+    "threshold": ("value", "threshold", "result"),
+    "trend": ("direction", "total_change_pct", "peak_period"),
+    "comparison": ("group_a", "group_b", "value_a", "value_b", "higher"),
+    "significance": ("significant", "p_value", "test_name"),
+}
+
+
+def _scorable(gold, kind: str | None) -> bool:
+    if kind == "knowledge":
+        return isinstance(gold, dict) and len(gold.get("passage") or "") > 10 and bool(gold.get("facts"))
+    if kind in ("ranking", "breakdown"):
+        return isinstance(gold, list) and bool(gold) and all(isinstance(g, dict) and "value" in g for g in gold) \
+            and any(g["value"] is not None for g in gold)
+    keys = REQUIRED_KEYS.get(kind or "value", ("value",))
+    return isinstance(gold, dict) and all(gold.get(k) is not None for k in keys)
 
 
 def validate(tasks: list[dict], catalog: Catalog) -> tuple[list[dict], Counter]:

@@ -1,16 +1,18 @@
 {#-
-  gold(metric, rules, where, group_by, shape, k, min_rows) -> the SQL of a task's gold model.
+  gold(metric, rules, where, group_by, shape, k, min_rows, period, base_rules) -> a task's gold model.
 
-  The base query (no rules) and the rule-modified query side by side, told apart by `variant`
-  ('base' | 'gold'). The compiled SQL is the task's provenance; dptool cuts `gold_sql` and
-  `base_sql` out of it by their CTE names (dptool_gold, dptool_base).
+  The base query (`base_rules`: none, except for a counterfactual, whose base applies every rule) and
+  the rule-modified query side by side, told apart by `variant` ('base' | 'gold'). The compiled SQL is
+  the task's provenance; dptool cuts `gold_sql` and `base_sql` out of it by their CTE names
+  (dptool_gold, dptool_base).
 -#}
-{% macro gold(metric, rules=[], where=[], group_by=[], shape='value', k=none, min_rows=none) %}
+{% macro gold(metric, rules=[], where=[], group_by=[], shape='value', k=none, min_rows=none, period=none,
+              base_rules=[]) %}
 with dptool_base as (
-{{ dptool.metric_query(metric, [], where, group_by, shape, k, min_rows) }}
+{{ dptool.metric_query(metric, base_rules, where, group_by, shape, k, min_rows, period) }}
 ),
 dptool_gold as (
-{{ dptool.metric_query(metric, rules, where, group_by, shape, k, min_rows) }}
+{{ dptool.metric_query(metric, rules, where, group_by, shape, k, min_rows, period) }}
 )
 select 'base' as variant, dptool_base.* from dptool_base
 union all

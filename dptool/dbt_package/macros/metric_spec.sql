@@ -10,6 +10,7 @@
       'relation': relation,
       'source_columns': node.columns.keys() | list,
       'columns': {},
+      'period': none,
       'value': decl['value'],
       'where': [],
       'having': [],

@@ -1,6 +1,10 @@
 {#-
   render_metric_query(q, shape, k) -> SQL text of a query spec.
 
+  Shapes: value, grouped, ranking (top k by value), series (one row per `q.period`, in order) and
+  stats (n, mean and sample variance of an avg() metric's measure per group: a significance test's
+  inputs).
+
   Each predicate stands in its own parentheses: a rule's `a or b` must never bind to its neighbours.
   `q.columns` redefines row-level columns of the metric model (name -> expression): a rule that changes
   what a row counts as (a grace period, a neutral review) changes every metric that uses the column.
@@ -23,24 +27,40 @@
     {%- endfor -%}
   {%- endif -%}
   {%- set groups = q.group_by -%}
+  {%- set items = [] -%}
+  {%- set group_exprs = [] -%}
+  {%- if q.period -%}
+    {%- do items.append(q.period ~ ' as period') -%}
+    {%- do group_exprs.append(q.period) -%}
+  {%- endif -%}
+  {%- for g in groups -%}
+    {%- do items.append(g) -%}
+    {%- do group_exprs.append(g) -%}
+  {%- endfor -%}
+  {%- if shape == 'stats' -%}
+    {%- set measure = dptool.avg_measure(q.value, q.metric) -%}
+    {%- do items.append('count(' ~ measure ~ ') as n') -%}
+    {%- do items.append('avg(' ~ measure ~ ') as mean') -%}
+    {%- do items.append('var_samp(' ~ measure ~ ') as variance') -%}
+  {%- else -%}
+    {%- do items.append(q.value ~ ' as value') -%}
+  {%- endif -%}
+  {%- set order_by = ['period'] if shape == 'series' else q.order_by -%}
   {%- set body -%}
     select
-    {%- for g in groups %}
-      {{ g }},
-    {%- endfor %}
-      {{ q.value }} as value
+      {{ items | join(',\n      ') }}
     from {{ source }} dptool_metric
     {%- if q.where %}
     where {% for p in q.where %}({{ p }}){{ " and " if not loop.last }}{% endfor %}
     {%- endif %}
-    {%- if groups %}
-    group by {{ groups | join(', ') }}
+    {%- if group_exprs %}
+    group by {{ group_exprs | join(', ') }}
     {%- endif %}
     {%- if q.having %}
     having {% for p in q.having %}({{ p }}){{ " and " if not loop.last }}{% endfor %}
     {%- endif %}
-    {%- if q.order_by and shape != 'ranking' %}
-    order by {{ q.order_by | join(', ') }}
+    {%- if order_by and shape != 'ranking' %}
+    order by {{ order_by | join(', ') }}
     {%- endif %}
     {%- if q.limit is not none and shape != 'ranking' %}
     limit {{ q.limit | int }}
@@ -63,7 +83,7 @@
     where rank <= {{ k | int }}
     {%- endset -%}
     {{ return(ranked) }}
-  {%- elif shape in ('value', 'grouped') -%}
+  {%- elif shape in ('value', 'grouped', 'series', 'stats') -%}
     {{ return(body) }}
   {%- else -%}
     {{ exceptions.raise_compiler_error("dptool: unknown shape '" ~ shape ~ "' for metric '" ~ q.metric ~ "'") }}
