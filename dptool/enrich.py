@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_EVEN, Decimal
 
 from dptool.catalog import Metric
 from dptool.instantiate import Candidate
@@ -139,7 +140,11 @@ def _number(value, digits: int = DIGITS) -> float:
     value = float(value)
     if math.isnan(value) or math.isinf(value):
         raise NotScorable(f"the value is {value}")
-    return round(value, digits) + 0.0  # + 0.0 turns -0.0 into 0.0
+    # Sums of floats differ in their last bits with the order a parallel engine adds them in, and an
+    # average of cents is often exactly half a unit of the 6th decimal: snap to 12 significant digits
+    # first, so that the same data always rounds the same way.
+    snapped = Decimal(f"{value:.12g}")
+    return float(snapped.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_EVEN)) + 0.0  # no -0.0
 
 
 def _single(records: list[dict]) -> float:
