@@ -27,7 +27,7 @@ def bundle_tables(catalog: Catalog) -> list[tuple[str, str, str]]:
 
 
 def write_bundle(out: Path, *, catalog: Catalog, source_db: str, tasks: list[dict], gold_rows: dict[str, list],
-                 graph_json: str, card: str) -> Path:
+                 graph_json: str, card: str, extra_files: dict[str, str] | None = None) -> Path:
     """Write the bundle to `out`, replacing what was there only once everything is written."""
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -44,6 +44,8 @@ def write_bundle(out: Path, *, catalog: Catalog, source_db: str, tasks: list[dic
         write_kb(tmp / "kb", catalog)
         (tmp / "graph.json").write_text(graph_json, encoding="utf-8")
         (tmp / "card.md").write_text(card, encoding="utf-8")
+        for name, text in sorted((extra_files or {}).items()):
+            (tmp / name).write_text(text, encoding="utf-8")
         if out.exists():
             old = out.parent / f".{out.name}.old-{os.getpid()}"
             out.rename(old)

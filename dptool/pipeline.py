@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from dptool.knowledge import knowledge_tasks
 from dptool.materialize import GOLD_DIR, Built, materialize, write_properties
 from dptool.phrase import phrase
 from dptool.profile import profile_dimensions
+from dptool.refresh import diff, markdown, read_tasks, task_key
 from dptool.sample import enumerate_skeletons, quality, select_skeletons
 from dptool.sql import pretty, relation_key, rename_relations, variant_query
 from dptool.validate import validate
@@ -67,13 +69,20 @@ class Round:
     gold_rows: dict[str, list] = field(default_factory=dict)
     dropped: dict[str, str] = field(default_factory=dict)
     rejected: Counter = field(default_factory=Counter)
+    reasons: dict[str, str] = field(default_factory=dict)  # task key -> why its candidate was dropped
 
 
 def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target_tasks: int = 60,
              min_per_type: int = 10, profiles_dir: str | None = None, dbt_target: str | None = None,
-             echo: Callable[[str], None] = click.echo, progress: bool = True) -> GenerateResult:
-    """Generate a benchmark bundle from a dbt project whose data is built (`dbt build` has run)."""
+             refresh: str | Path | None = None, echo: Callable[[str], None] = click.echo,
+             progress: bool = True) -> GenerateResult:
+    """Generate a benchmark bundle from a dbt project whose data is built (`dbt build` has run).
+
+    With `refresh`, the earlier bundle there is compared with the new one: refresh.md and refresh.json
+    in the new bundle say which golds changed, which tasks were dropped and why, which were added.
+    """
     stage = Stages(echo)
+    old_tasks = read_tasks(refresh) if refresh else None
     with stage("load", "reading target/manifest.json"):
         project = DbtProject(project_dir, profiles_dir, dbt_target)
         manifest = project.load_manifest()
@@ -109,6 +118,7 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
             done.gold_rows.update(more.gold_rows)
             done.dropped.update(more.dropped)
             done.rejected.update(more.rejected)
+            done.reasons.update(more.reasons)
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
         known = knowledge_tasks(catalog)
         for i, task in enumerate(known, start=1):
@@ -124,8 +134,13 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         text = card(catalog=catalog, tasks=tasks, rejected=done.rejected, dropped=len(done.dropped),
                     graph_stats=graph_stats(graph), seed=seed, versions=versions,
                     domain_graphs={d: graph_stats(build_graph(catalog.subset(d))) for d in catalog.domains})
+        extra = {}
+        if old_tasks is not None:
+            changes = diff(old_tasks, tasks, done.reasons)
+            extra = {"refresh.json": json.dumps(changes, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
+                     "refresh.md": markdown(changes, str(refresh))}
         bundle = write_bundle(Path(out), catalog=catalog, source_db=connection.path, tasks=tasks,
-                              gold_rows=done.gold_rows, graph_json=graph_to_json(graph), card=text)
+                              gold_rows=done.gold_rows, graph_json=graph_to_json(graph), card=text, extra_files=extra)
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected)
 
 
@@ -154,6 +169,11 @@ def _round(project, candidates, keep, catalog, connection, dialect, progress) ->
     for task_id in by_id.keys() - kept_ids:  # unscorable or rejected: its model leaves the project
         (project.project_dir / GOLD_DIR / f"{task_id}.sql").unlink(missing_ok=True)
     out.candidates = [by_id[i] for i in sorted(kept_ids)]
+    rejected_ids = by_id.keys() - kept_ids
+    for c in candidates:
+        if c.task_id in out.dropped or c.task_id in rejected_ids:
+            reason = out.dropped.get(c.task_id, "rejected by a stage-1 check")
+            out.reasons[task_key(c.analysis_type, c.metric, c.skeleton.rules, c.dimension_column, c.slice)] = reason
     write_properties(project, [*keep, *out.candidates], catalog)
     return out
 
