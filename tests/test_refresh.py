@@ -23,7 +23,8 @@ def test_diff_names_changed_dropped_and_added():
     d = diff(old, new, {key_of(old[2]): "the rule does not change the answer"})
     assert d["unchanged"] == 1
     assert [(r["old_id"], r["new_id"], r["new_gold"]) for r in d["changed"]] == [("t_0001", "t_0001", {"value": 1.5})]
-    assert d["dropped"] == [{"old_id": "t_0003", "question": "q t_0003", "reason": "the rule does not change the answer"}]
+    assert d["dropped"] == [
+        {"old_id": "t_0003", "question": "q t_0003", "reason": "the rule does not change the answer"}]
     assert d["added"] == [{"new_id": "t_0004", "question": "q t_0004"}]
 
 
