@@ -234,6 +234,9 @@ def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str
         "slice": c.slice,
         "subgraph_id": c.skeleton.id,
         "dbt_node": b.unique_id,
+        # the arguments of the gold model: what `dptool ablate` and a rerun need to rebuild it
+        "spec": {"metric": c.metric, "rules": list(c.rules), "base_rules": list(c.base_rules), "where": c.where,
+                 "group_by": c.group_by, "shape": c.shape, "k": c.k, "min_rows": c.min_rows, "period": c.period},
     }
     return task, gold_rows
 
