@@ -31,8 +31,8 @@ def _tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def pairings(tasks: list[dict], catalog: Catalog, seed: int) -> list[dict]:
-    """(task, strategy, rule) triples for every rule task whose rules are in the catalog."""
+def pairings(tasks: list[dict], catalog: Catalog, seed: int, limit: int | None = None) -> list[dict]:
+    """(task, strategy, rule) triples for every rule task (the first `limit`) whose rules are in the catalog."""
     rule_ids = sorted(catalog.rules)
     bm25 = BM25Okapi([_tokens(catalog.rules[r].document) for r in rule_ids])
     out = []
@@ -43,6 +43,8 @@ def pairings(tasks: list[dict], catalog: Catalog, seed: int) -> list[dict]:
         own = task["rule_ids"][0]
         if own not in catalog.rules:
             continue
+        if limit is not None and len(out) >= 3 * limit:
+            break
         others = [r for r in rule_ids if r != own]
         if not others:
             continue
@@ -68,9 +70,10 @@ def _model_sql(p: dict) -> str:
             "{{ dptool.gold(" + ", ".join(args) + ") }}\n")
 
 
-def run_pairing(project: DbtProject, catalog: Catalog, tasks: list[dict], seed: int = 42) -> dict:
+def run_pairing(project: DbtProject, catalog: Catalog, tasks: list[dict], seed: int = 42,
+                limit: int | None = None) -> dict:
     """Build every pairing with dbt and count, per strategy, the pairings that change the answer."""
-    plan = pairings(tasks, catalog, seed)
+    plan = pairings(tasks, catalog, seed, limit)
     if not plan:
         raise DptoolError("the bundle has no rule task with a stored spec to re-pair")
     folder = project.project_dir / FOLDER
