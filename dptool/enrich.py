@@ -70,19 +70,20 @@ def period_label(value, encoding: str) -> str:
 
 
 def _trend(records: list[dict], encoding: str) -> dict:
-    series = [(period_label(r["period"], encoding), r["value"]) for r in records if r["value"] is not None]
+    # compared after rounding, like every answer: float noise must not move the peak
+    series = [(period_label(r["period"], encoding), _number(r["value"])) for r in records if r["value"] is not None]
     series.sort()
     if len(series) < 3:
         raise NotScorable(f"a trend needs 3 periods with values, got {len(series)}")
-    first, last = float(series[0][1]), float(series[-1][1])
+    first, last = series[0][1], series[-1][1]
     if first == 0:
         raise NotScorable("the first period is 0: the change has no percentage")
-    change = (last - first) / abs(first) * 100
+    change = _number((last - first) / abs(first) * 100, 2)
     peak = max(series, key=lambda p: (p[1], p[0]))
     if sum(1 for _, v in series if v == peak[1]) > 1:
         raise NotScorable("two periods share the peak value")
     direction = "flat" if abs(change) < FLAT_PCT else ("increasing" if change > 0 else "decreasing")
-    return {"direction": direction, "total_change_pct": _number(change, 2), "peak_period": peak[0]}
+    return {"direction": direction, "total_change_pct": change, "peak_period": peak[0]}
 
 
 def _by_group(records: list[dict], key: str) -> dict:
@@ -113,10 +114,10 @@ def _significance(records: list[dict], key: str, groups: list) -> dict:
     result = ttest_ind_from_stats(float(ra["mean"]), math.sqrt(float(ra["variance"])), int(ra["n"]),
                                   float(rb["mean"]), math.sqrt(float(rb["variance"])), int(rb["n"]),
                                   equal_var=False)
-    p = float(result.pvalue)
-    if math.isnan(p):
+    if math.isnan(float(result.pvalue)):
         raise NotScorable("the test gives no p-value")
-    return {"significant": p < ALPHA, "p_value": _number(p, 4), "test_name": TEST_NAME,
+    p = _number(float(result.pvalue), 4)  # the verdict follows the p-value as stated, never contradicts it
+    return {"significant": p < ALPHA, "p_value": p, "test_name": TEST_NAME,
             "group_a": a, "group_b": b, "mean_a": _number(ra["mean"]), "mean_b": _number(rb["mean"])}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 
 from sqlglot import exp
 
@@ -89,9 +89,11 @@ def window_predicates(column: str, window: Window, encoding: str, dialect: str) 
         def code(d: date) -> int:
             return (d.year % 100) * 10000 + d.month * 100 + d.day
 
+        # the last day, inclusive: the day after a window ending with 1999 would be coded 000101
         col = exp.column(column)
+        last = window.end - timedelta(days=1)
         return [exp.GTE(this=col.copy(), expression=literal(code(window.start))).sql(dialect),
-                exp.LT(this=col.copy(), expression=literal(code(window.end))).sql(dialect)]
+                exp.LTE(this=col.copy(), expression=literal(code(last))).sql(dialect)]
     return in_window(column, window.start, window.end, dialect)
 
 

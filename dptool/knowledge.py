@@ -17,10 +17,10 @@ _HEADING = re.compile(r"^#{1,3}\s", re.MULTILINE)
 _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december"]
 _BOLD = re.compile(r"\*\*([^*]+?)\*\*")
-_VERSION = re.compile(r"(?:version|v\.?)\s*$", re.IGNORECASE)
+_VERSION = re.compile(r"\b(?:version|v\.?)\s*$", re.IGNORECASE)
 _DATE = re.compile(r"\b(\d{1,2}) (" + "|".join(_MONTHS) + r") (\d{4})\b", re.IGNORECASE)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)(\s?%|\s?per\s?cent)?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(\s?%|\s?per\s?cent)?(?![\w])")
 MAX_FACTS = 6
 
 
@@ -50,8 +50,10 @@ def key_facts(passage: str) -> list[str]:
     for m in _NUMBER.finditer(passage):
         if any(a <= m.start() < b for a, b in spans) or _VERSION.search(passage[max(0, m.start() - 9):m.start()]):
             continue
-        number = m.group(1).replace(",", ".") if m.group(1).count(",") == 1 and len(m.group(1).split(",")[1]) != 3 \
-            else m.group(1).replace(",", "")
+        text = m.group(1)
+        # "12,5" is a decimal comma; "1,250,000" and "1,250" are thousands
+        number = text.replace(",", ".") if text.count(",") == 1 and len(text.split(",")[1]) != 3 \
+            else text.replace(",", "")
         facts.append(number + ("%" if m.group(2) else ""))
     # short emphasised terms ("canceled", "not defined") are facts too, where numbers are few
     for m in _BOLD.finditer(passage):

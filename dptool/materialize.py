@@ -108,7 +108,7 @@ def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catal
         model = by_model.get(uid)
         if model is None or model.status != "success":
             status, message = (model.status, model.message) if model else ("not run", "")
-            dropped[c.task_id] = f"model {status}: {message}".strip()
+            dropped[c.task_id] = f"model {status}" + (f": {message}" if message else "")
         elif uid in failed_tests:
             dropped[c.task_id] = "the rule does not change the answer"
         else:

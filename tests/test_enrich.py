@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import math
+import random
+import statistics
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from scipy.stats import ttest_ind
 
 from dptool.catalog import load_catalog
-from dptool.enrich import NotScorable, answer, threshold_between
+from dptool.enrich import NotScorable, _number, answer, period_label, threshold_between
 from dptool.instantiate import Candidate
 from dptool.sample import Skeleton
 
@@ -180,3 +184,316 @@ def test_point_query_not_scorable(rows, message):
 def test_unknown_analysis_type():
     with pytest.raises(ValueError, match="unknown analysis type 'trend'"):
         answer(candidate("trend"), AOV, VALUE_COLUMNS, [("base", 1.0), ("gold", 2.0)])
+
+
+# --- the new analysis types ---------------------------------------------------------------------------------------
+
+PAID_AT = Skeleton("paid_rate", "model.shop.orders.ordered_at", "temporal", ("paid_definition",),
+                   ("model.shop.orders",))
+SERIES_COLUMNS = ["variant", "period", "value"]
+GROUPED_COLUMNS = ["variant", "state", "value"]
+STATS_COLUMNS = ["variant", "state", "n", "mean", "variance"]
+
+
+def trend(encoding: str = "timestamp") -> Candidate:
+    period = '"FLOOR(ordered_at / 100)"' if encoding == "yymmdd" else "dbt.date_trunc('month', \"ordered_at\")"
+    return Candidate(PAID_AT, "trend_analysis", [], [], "series", None, period=period, encoding=encoding)
+
+
+def grouped(analysis_type: str, groups=("SP", "RJ")) -> Candidate:
+    skeleton = Skeleton("avg_order_value", "model.shop.customers.state", "spatial", ("exclude_tests",), TABLES)
+    shape = {"comparison": "grouped", "significance_testing": "stats", "decomposition": "grouped"}[analysis_type]
+    slice_ = {"groups": list(groups)} if analysis_type != "decomposition" else {}
+    return Candidate(skeleton, analysis_type, [], ["state"], shape, None, slice=slice_)
+
+
+def series(variant: str, values, start=(2017, 7)) -> list[tuple]:
+    y, m = start
+    out = []
+    for v in values:
+        out.append((variant, datetime(y, m, 1), v))
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+def test_period_label():
+    assert period_label(datetime(2017, 7, 1), "timestamp") == "2017-07"
+    assert period_label(date(2018, 1, 1), "timestamp") == "2018-01"
+    assert period_label(datetime(2017, 12, 1, 0, 0), "") == "2017-12"
+    # FLOOR(yymmdd / 100): an integer, or a float on engines whose division is exact
+    assert period_label(9707, "yymmdd") == "1997-07"
+    assert period_label(9801.0, "yymmdd") == "1998-01"
+    assert period_label(Decimal("9612"), "yymmdd") == "1996-12"
+
+
+def test_trend_increasing():
+    # rows in any order; the series runs by month
+    rows = [*reversed(series("gold", [10.0, 12.0, 15.0, 11.0])), *series("base", [10.0, 9.0, 8.5, 8.0])]
+    assert answer(trend(), PAID, SERIES_COLUMNS, rows) == {
+        "gold": {"direction": "increasing", "total_change_pct": 10.0, "peak_period": "2017-09"},
+        "base": {"direction": "decreasing", "total_change_pct": -20.0, "peak_period": "2017-07"},
+        "answer_format": {"type": "trend", "grain": "month", "unit": "share of orders", "format": "percent"},
+        "tolerance": {"rel_tol": 0.001, "abs_tol": 0.0005},
+    }
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    ([0.5, 0.4, 0.45], {"direction": "decreasing", "total_change_pct": -10.0, "peak_period": "2017-07"}),
+    ([0.4, 0.45, 0.5], {"direction": "increasing", "total_change_pct": 25.0, "peak_period": "2017-09"}),
+    ([100.0, 120.0, 100.99], {"direction": "flat", "total_change_pct": 0.99, "peak_period": "2017-08"}),
+    ([100.0, 120.0, 99.01], {"direction": "flat", "total_change_pct": -0.99, "peak_period": "2017-08"}),
+    # exactly 1 %: no longer flat
+    ([100.0, 120.0, 101.0], {"direction": "increasing", "total_change_pct": 1.0, "peak_period": "2017-08"}),
+    ([100.0, 120.0, 99.0], {"direction": "decreasing", "total_change_pct": -1.0, "peak_period": "2017-08"}),
+    # a negative start: the change is relative to its size
+    ([-10.0, -12.0, -5.0], {"direction": "increasing", "total_change_pct": 50.0, "peak_period": "2017-09"}),
+    # two decimals of percent
+    ([3.0, 1.0, 1.0, 4.0], {"direction": "increasing", "total_change_pct": 33.33, "peak_period": "2017-10"}),
+    # months without a value are left out: the last month with one ends the series; the peak is in 2018
+    ([2.0, None, 2.5, 2.1, 1.0, 3.0, 9.0, 3.0, None], {"direction": "increasing", "total_change_pct": 50.0,
+                                                      "peak_period": "2018-01"}),
+])
+def test_trend_values(values, expected):
+    rows = series("gold", values) + series("base", [1.0, 2.0, 3.0])
+    assert answer(trend(), PAID, SERIES_COLUMNS, rows)["gold"] == expected
+
+
+def test_trend_of_yymmdd_periods():
+    rows = [("gold", 9711.0, 5.0), ("gold", 9712.0, 6.0), ("gold", 9801.0, 7.5),
+            ("base", 9711, 5.0), ("base", 9712, 4.0), ("base", 9801, 4.5)]
+    result = answer(trend("yymmdd"), PAID, SERIES_COLUMNS, rows)
+    assert result["gold"] == {"direction": "increasing", "total_change_pct": 50.0, "peak_period": "1998-01"}
+    assert result["base"] == {"direction": "decreasing", "total_change_pct": -10.0, "peak_period": "1997-11"}
+
+
+@pytest.mark.parametrize(("gold", "message"), [
+    ([1.0, 2.0], "a trend needs 3 periods with values, got 2"),
+    ([1.0, None, 2.0], "a trend needs 3 periods with values, got 2"),
+    ([], "a trend needs 3 periods with values, got 0"),
+    ([0.0, 1.0, 2.0], "the first period is 0: the change has no percentage"),
+    ([1.0, 3.0, 2.0, 3.0], "two periods share the peak value"),
+    ([5.0, 1.0, 5.0], "two periods share the peak value"),
+])
+def test_trend_not_scorable(gold, message):
+    rows = series("gold", gold) + series("base", [1.0, 2.0, 3.0])
+    with pytest.raises(NotScorable) as info:
+        answer(trend(), PAID, SERIES_COLUMNS, rows)
+    assert str(info.value) == message
+
+
+def test_trend_base_is_checked_too():
+    rows = series("gold", [1.0, 2.0, 3.0]) + series("base", [1.0, 2.0])
+    with pytest.raises(NotScorable, match="got 2"):
+        answer(trend(), PAID, SERIES_COLUMNS, rows)
+
+
+@pytest.mark.parametrize("noisy", ["2017-08", "2017-09"])
+def test_trend_peak_tie_within_float_noise(noisy):
+    values = [0.1, 0.1 + 0.2 if noisy == "2017-08" else 0.3, 0.1 + 0.2 if noisy == "2017-09" else 0.3]
+    assert values[1] != values[2] and _number(values[1]) == _number(values[2])
+    rows = series("gold", values) + series("base", [1.0, 2.0, 3.0])
+    with pytest.raises(NotScorable, match="two periods share the peak value"):
+        answer(trend(), PAID, SERIES_COLUMNS, rows)
+
+
+def test_comparison():
+    # other groups are ignored
+    rows = [("gold", "SP", 120.5), ("gold", "RJ", Decimal("130.2500001")), ("gold", "MG", 999.0),
+            ("base", "RJ", 101.0), ("base", "SP", 110.123456789)]
+    assert answer(grouped("comparison"), AOV, GROUPED_COLUMNS, rows) == {
+        "gold": {"group_a": "SP", "group_b": "RJ", "value_a": 120.5, "value_b": 130.25, "higher": "RJ"},
+        "base": {"group_a": "SP", "group_b": "RJ", "value_a": 110.123457, "value_b": 101.0, "higher": "SP"},
+        "answer_format": {"type": "comparison", "key": "state", "unit": "BRL", "format": "currency"},
+        "tolerance": {"rel_tol": 0.001, "abs_tol": 0.005},
+    }
+
+
+def test_comparison_keeps_the_order_of_the_groups():
+    rows = [("gold", "SP", 1.0), ("gold", "RJ", 2.0), ("base", "SP", 1.0), ("base", "RJ", 3.0)]
+    result = answer(grouped("comparison", groups=("RJ", "SP")), AOV, GROUPED_COLUMNS, rows)
+    assert result["gold"] == {"group_a": "RJ", "group_b": "SP", "value_a": 2.0, "value_b": 1.0, "higher": "RJ"}
+
+
+@pytest.mark.parametrize(("gold", "message"), [
+    ([("SP", 2.0), ("RJ", 2.0)], "the two groups are equal"),
+    ([("SP", 2.0000001), ("RJ", 2.0)], "the two groups are equal"),  # equal at six decimals
+    ([("SP", 2.0)], "a compared group has no rows"),
+    ([("RJ", 2.0), ("MG", 1.0)], "a compared group has no rows"),
+    ([("SP", None), ("RJ", 2.0)], "the value is NULL"),
+])
+def test_comparison_not_scorable(gold, message):
+    rows = [("gold", k, v) for k, v in gold] + [("base", "SP", 1.0), ("base", "RJ", 3.0)]
+    with pytest.raises(NotScorable) as info:
+        answer(grouped("comparison"), AOV, GROUPED_COLUMNS, rows)
+    assert str(info.value) == message
+
+
+SAMPLE_SP = [12.0, 15.5, 9.0, 11.25, 14.0, 13.5]
+SAMPLE_RJ = [18.0, 16.5, 21.0, 17.25, 19.5]
+SAMPLE_MG = [10.0, 14.0, 12.5, 9.5, 16.0]
+
+
+def stats_row(variant: str, key: str, sample: list[float]) -> tuple:
+    # what var_samp / avg / count return for the sample
+    return (variant, key, len(sample), statistics.mean(sample), statistics.variance(sample))
+
+
+def welch_p_by_hand(a: list[float], b: list[float]) -> float:
+    """Welch's two-tailed p-value: t and Welch-Satterthwaite df, then the Student t tail by Simpson's rule."""
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    t = (statistics.mean(a) - statistics.mean(b)) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    # p = I_x(df/2, 1/2), x = df / (df + t^2): the regularized incomplete beta. With s = 1 - u^2 its integral
+    # of s^(df/2 - 1) (1 - s)^(-1/2) ds over [0, x] is that of 2 (1 - u^2)^(df/2 - 1) du over [sqrt(1 - x), 1].
+    x, a_ = df / (df + t * t), df / 2
+    lo, n = math.sqrt(1 - x), 4000
+    h = (1 - lo) / n
+    f = [2 * (1 - (lo + i * h) ** 2) ** (a_ - 1) for i in range(n + 1)]
+    integral = h / 3 * (f[0] + f[-1] + 4 * sum(f[1:-1:2]) + 2 * sum(f[2:-1:2]))
+    beta = math.exp(math.lgamma(a_) + math.lgamma(0.5) - math.lgamma(a_ + 0.5))
+    return integral / beta
+
+
+def test_significance():
+    rows = [stats_row("gold", "SP", SAMPLE_SP), stats_row("gold", "RJ", SAMPLE_RJ),
+            stats_row("base", "SP", SAMPLE_SP), stats_row("base", "RJ", SAMPLE_MG)]
+    rows[3] = ("base", "RJ", *rows[3][2:])
+    result = answer(grouped("significance_testing"), AOV, STATS_COLUMNS, rows)
+    assert result["gold"] == {"significant": True, "p_value": 0.001, "test_name": "Welch's t-test (two-tailed)",
+                              "group_a": "SP", "group_b": "RJ", "mean_a": 12.541667, "mean_b": 18.45}
+    assert result["base"] == {"significant": False, "p_value": 0.9288, "test_name": "Welch's t-test (two-tailed)",
+                              "group_a": "SP", "group_b": "RJ", "mean_a": 12.541667, "mean_b": 12.4}
+    assert result["answer_format"] == {"type": "significance", "key": "state", "alpha": 0.05, "unit": "BRL",
+                                       "format": "currency"}
+    # the p-values are those of Welch's test on the raw values, by scipy and by hand
+    assert result["gold"]["p_value"] == round(ttest_ind(SAMPLE_SP, SAMPLE_RJ, equal_var=False).pvalue, 4)
+    assert result["base"]["p_value"] == round(ttest_ind(SAMPLE_SP, SAMPLE_MG, equal_var=False).pvalue, 4)
+    assert welch_p_by_hand(SAMPLE_SP, SAMPLE_RJ) == pytest.approx(0.00100794879, abs=1e-9)
+    assert welch_p_by_hand(SAMPLE_SP, SAMPLE_MG) == pytest.approx(0.92884393, abs=1e-7)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_significance_matches_scipy_on_raw_samples(seed):
+    rng = random.Random(seed)
+    a = [round(rng.gauss(100, 15), 2) for _ in range(rng.randint(5, 40))]
+    b = [round(rng.gauss(108, 25), 2) for _ in range(rng.randint(5, 40))]
+    rows = [stats_row("gold", "SP", a), stats_row("gold", "RJ", b), stats_row("base", "SP", b),
+            stats_row("base", "RJ", a)]
+    result = answer(grouped("significance_testing"), AOV, STATS_COLUMNS, rows)
+    p = ttest_ind(a, b, equal_var=False).pvalue
+    assert result["gold"]["p_value"] == pytest.approx(p, abs=5e-5)
+    assert result["gold"]["p_value"] == result["base"]["p_value"]
+    assert result["gold"]["significant"] is bool(p < 0.05)
+    assert (result["gold"]["mean_a"], result["base"]["mean_b"]) == (round(statistics.mean(a), 6),) * 2
+
+
+@pytest.mark.parametrize(("gold", "message"), [
+    ([("SP", 5, 10.0, 2.0)], "a compared group has no rows"),
+    ([("SP", 5, 10.0, 2.0), ("MG", 5, 12.0, 2.0)], "a compared group has no rows"),
+    ([("SP", 1, 10.0, None), ("RJ", 5, 12.0, 2.0)], "a group has fewer than 2 values or no variance"),
+    ([("SP", 5, 10.0, 2.0), ("RJ", 0, None, None)], "a group has fewer than 2 values or no variance"),
+    ([("SP", 5, 10.0, 0.0), ("RJ", 5, 12.0, 2.0)], "a group has fewer than 2 values or no variance"),
+    ([("SP", 5, 10.0, 2.0), ("RJ", None, 12.0, 2.0)], "a group has fewer than 2 values or no variance"),
+])
+def test_significance_not_scorable(gold, message):
+    rows = [("gold", *g) for g in gold] + [("base", "SP", 5, 10.0, 2.0), ("base", "RJ", 5, 11.0, 2.0)]
+    with pytest.raises(NotScorable) as info:
+        answer(grouped("significance_testing"), AOV, STATS_COLUMNS, rows)
+    assert str(info.value) == message
+
+
+def test_decomposition_sorted_by_key():
+    rows = [("gold", "SP", 120.1234567), ("gold", "DF", 300.0), ("gold", None, 5.0), ("gold", "RJ", None),
+            ("base", "RJ", 99.5), ("base", "SP", 101.0)]
+    assert answer(grouped("decomposition"), AOV, GROUPED_COLUMNS, rows) == {
+        # NULL keys last; a group without a value keeps its place
+        "gold": [{"state": "DF", "value": 300.0}, {"state": "RJ", "value": None}, {"state": "SP", "value": 120.123457},
+                 {"state": None, "value": 5.0}],
+        "base": [{"state": "RJ", "value": 99.5}, {"state": "SP", "value": 101.0}],
+        "answer_format": {"type": "breakdown", "key": "state", "unit": "BRL", "format": "currency"},
+        "tolerance": {"rel_tol": 0.001, "abs_tol": 0.005},
+    }
+
+
+@pytest.mark.parametrize(("gold", "message"), [
+    ([], "the breakdown is empty"),
+    ([("SP", None), ("RJ", None)], "every group is NULL"),
+])
+def test_decomposition_not_scorable(gold, message):
+    rows = [("gold", k, v) for k, v in gold] + [("base", "SP", 1.0)]
+    with pytest.raises(NotScorable) as info:
+        answer(grouped("decomposition"), AOV, GROUPED_COLUMNS, rows)
+    assert str(info.value) == message
+
+
+def test_counterfactual_is_answered_like_a_point_query():
+    skeleton = Skeleton("avg_order_value", "model.shop.customers.state", "spatial", ("exclude_tests",), TABLES)
+    c = Candidate(skeleton, "counterfactual", ["state = 'SP'"], [], "value", None,
+                  slice={"state": "SP", "withdrawn_rule": "exclude_tests"}, gold_rules=(),
+                  base_rules=("exclude_tests",))
+    rows = [("base", Decimal("12.3456789")), ("gold", 10.0)]
+    assert answer(c, AOV, VALUE_COLUMNS, rows) == {
+        "gold": {"value": 10.0},
+        "base": {"value": 12.345679},
+        "answer_format": {"type": "value", "unit": "BRL", "format": "currency"},
+        "tolerance": {"rel_tol": 0.001, "abs_tol": 0.005},
+    }
+    with pytest.raises(NotScorable, match="expected one row, got 0"):
+        answer(c, AOV, VALUE_COLUMNS, [("base", 1.0)])
+
+
+# --- _number: six decimals, whatever order the engine summed in -----------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "digits", "expected"), [
+    (121.38218749999999, 6, 121.382188),  # the same average, summed in two orders
+    (121.3821875000001, 6, 121.382188),
+    (121.3821875, 6, 121.382188),  # half: to even
+    (121.3821865, 6, 121.382186),
+    (0.0000005, 6, 0.0),
+    (0.0000015, 6, 0.000002),
+    (0.0000025, 6, 0.000002),
+    (2.5, 0, 2.0),
+    (3.5, 0, 4.0),
+    (0.04996, 4, 0.05),
+    (Decimal("12.3456785"), 6, 12.345678),
+    (7, 6, 7.0),
+    # twelve significant digits first: a large value keeps fewer decimals
+    (123456789.1234567, 6, 123456789.123),
+    (1234567.891234567, 6, 1234567.89123),
+])
+def test_number(value, digits, expected):
+    assert _number(value, digits) == expected
+
+
+PRICES = [39.98, 98.09, 90.16, 22.36, 61.61, 99.94, 78.66, 96.16, 11.73, 3.15, 77.87, 43.49, 91.24, 39.39, 32.41,
+          78.04, 89.63, 91.05, 79.04, 66.06, 25.67, 38.99, 25.84, 86.71, 64.88, 3.48, 11.49, 27.11, 97.84, 8.01, 50.35,
+          6.08]
+
+
+def test_number_summation_order():
+    # the average of 32 prices in cents is 54.2659375 exactly; summed in two orders it lands on either side
+    as_listed, ascending = sum(PRICES) / 32, sum(sorted(PRICES)) / 32
+    assert (as_listed, ascending) == (54.26593749999998, 54.26593750000001)
+    assert (round(as_listed, 6), round(ascending, 6)) == (54.265937, 54.265938)  # plain rounding disagrees
+    assert _number(as_listed) == _number(ascending) == 54.265938
+
+
+@pytest.mark.parametrize("value", [-0.0, -0.0000004, -1e-12])
+def test_number_no_negative_zero(value):
+    assert math.copysign(1.0, _number(value)) == 1.0
+
+
+@pytest.mark.parametrize(("value", "message"), [(None, "the value is NULL"), (float("nan"), "the value is nan"),
+                                                (float("inf"), "the value is inf"),
+                                                (float("-inf"), "the value is -inf")])
+def test_number_not_scorable(value, message):
+    with pytest.raises(NotScorable) as info:
+        _number(value)
+    assert str(info.value) == message
+
+
+def test_point_query_rounds_the_same_whatever_the_order():
+    a = answer(candidate("point_query"), AOV, VALUE_COLUMNS, [("base", 121.38218749999999), ("gold", 1.0)])
+    b = answer(candidate("point_query"), AOV, VALUE_COLUMNS, [("base", 121.3821875000001), ("gold", 1.0)])
+    assert a["base"] == b["base"] == {"value": 121.382188}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -12,9 +13,9 @@ import yaml
 from jinja2 import nodes
 
 from dptool.catalog import load_catalog
-from dptool.dbt import DbtProject
-from dptool.instantiate import Candidate, Window
-from dptool.materialize import GOLD_DIR, GOLD_TAG, model_sql, properties, write_properties
+from dptool.dbt import DbtProject, NodeResult
+from dptool.instantiate import Candidate, Window, period_expression, window_predicates
+from dptool.materialize import GOLD_DIR, GOLD_TAG, materialize, model_sql, properties, write_properties
 from dptool.sample import Skeleton
 from dptool.sql import equals, in_window
 
@@ -124,3 +125,201 @@ def test_write_properties(tmp_path):
     text = (tmp_path / GOLD_DIR / "_dptool_gold.yml").read_text(encoding="utf-8")
     assert text == (FIXTURES / "gold_properties.yml").read_text(encoding="utf-8")
     assert yaml.safe_load(text) == properties([point_query(), ranking()], SHOP, {"t_0001": QUESTION})
+
+
+# --- the new analysis types -------------------------------------------------------------------------------------
+
+PAID_AT = Skeleton("paid_rate", "model.shop.orders.ordered_at", "temporal", ("paid_definition",),
+                   ("model.shop.orders",))
+
+
+def trend(encoding: str = "timestamp") -> Candidate:
+    return Candidate(PAID_AT, "trend_analysis", window_predicates("ordered_at", H2_2017, encoding, "duckdb"), [],
+                     "series", None, None, {"window": window_slice(H2_2017)}, H2_2017, "t_0003",
+                     period=period_expression("ordered_at", encoding, "duckdb"), encoding=encoding)
+
+
+def counterfactual() -> Candidate:
+    c = point_query()
+    return replace(c, analysis_type="counterfactual", task_id="t_0004",
+                   slice={**c.slice, "withdrawn_rule": "exclude_tests"}, gold_rules=("capital_override",),
+                   base_rules=c.skeleton.rules)
+
+
+def pair(analysis_type: str, task_id: str) -> Candidate:
+    skeleton = Skeleton("avg_order_value", "model.shop.customers.state", "spatial", ("capital_override",), TABLES)
+    where = [*in_window("ordered_at", H2_2017.start, H2_2017.end, "duckdb"), "state IN ('DF', 'SP')"]
+    shape = "stats" if analysis_type == "significance_testing" else "grouped"
+    return Candidate(skeleton, analysis_type, where, ["state"], shape, None, None,
+                     {"window": window_slice(H2_2017), "groups": ["DF", "SP"]}, H2_2017, task_id)
+
+
+class _Recorder:
+    """Stands in for dbt's context: what dptool.gold receives once Jinja evaluated the call."""
+
+    def __init__(self):
+        self.calls = []
+
+    def gold(self, **kwargs):
+        self.calls.append(kwargs)
+        return ""
+
+    @staticmethod
+    def date_trunc(part, column):
+        return f"date_trunc('{part}', {column})"
+
+
+def rendered_gold_call(sql: str) -> dict:
+    dptool, dbt = _Recorder(), _Recorder()
+    jinja2.Environment().from_string(sql).render(config=lambda **_: "", dptool=dptool, dbt=dbt)
+    (call,) = dptool.calls
+    return call
+
+
+def test_model_sql_trend():
+    assert model_sql(trend()) == (FIXTURES / "gold_model_t_0003.sql").read_text(encoding="utf-8")
+    # the period is Jinja code: dbt's cross-database date_trunc of the quoted column
+    assert rendered_gold_call(model_sql(trend())) == {
+        "metric": "paid_rate", "rules": ["paid_definition"], "where": trend().where, "shape": "series",
+        "period": "date_trunc('month', ordered_at)"}
+
+
+def test_model_sql_trend_of_yymmdd():
+    c = trend("yymmdd")
+    assert model_sql(c).splitlines()[-1] == (
+        '{{ dptool.gold(metric="paid_rate", rules=["paid_definition"], where=["ordered_at >= 170701", '
+        '"ordered_at <= 171231"], shape="series", period="FLOOR(ordered_at / 100)") }}')
+    assert gold_call_arguments(model_sql(c)) == {
+        "metric": "paid_rate", "rules": ["paid_definition"], "where": ["ordered_at >= 170701", "ordered_at <= 171231"],
+        "shape": "series", "period": "FLOOR(ordered_at / 100)"}
+
+
+def test_model_sql_counterfactual():
+    c = counterfactual()
+    assert model_sql(c) == (FIXTURES / "gold_model_t_0004.sql").read_text(encoding="utf-8")
+    # gold: every rule but the withdrawn one; base: every rule
+    arguments = gold_call_arguments(model_sql(c))
+    assert arguments["rules"] == ["capital_override"]
+    assert arguments["base_rules"] == ["exclude_tests", "capital_override"]
+
+
+def test_model_sql_counterfactual_of_its_only_rule():
+    c = replace(counterfactual(), gold_rules=(), base_rules=("exclude_tests",))
+    arguments = gold_call_arguments(model_sql(c))
+    assert (arguments["rules"], arguments["base_rules"]) == ([], ["exclude_tests"])
+
+
+@pytest.mark.parametrize(("analysis_type", "shape"), [("comparison", "grouped"), ("significance_testing", "stats")])
+def test_model_sql_pairs(analysis_type, shape):
+    c = pair(analysis_type, "t_0005")
+    assert gold_call_arguments(model_sql(c)) == {
+        "metric": "avg_order_value", "rules": ["capital_override"], "where": c.where, "group_by": ["state"],
+        "shape": shape}
+    assert "period=" not in model_sql(c) and "base_rules=" not in model_sql(c)
+
+
+def test_properties_of_the_new_types():
+    only_rule = replace(counterfactual(), task_id="t_0006", gold_rules=(), base_rules=("exclude_tests",),
+                        skeleton=replace(point_query().skeleton, rules=("exclude_tests",)))
+    plain_trend = replace(trend(), skeleton=replace(PAID_AT, rules=()))
+    models = properties([trend(), counterfactual(), pair("comparison", "t_0005"), only_rule, plain_trend],
+                        SHOP)["models"]
+    test = [{"dptool.rule_changes_answer": {"arguments": {"variants": ["gold"]}}}]
+    # the rule test wherever a rule is applied: a counterfactual without gold rules still has its base's
+    assert [(m["name"], m.get("data_tests")) for m in models] == [
+        ("t_0003", test), ("t_0004", test), ("t_0005", test), ("t_0006", test), ("t_0003", None)]
+    # the task meta keeps the skeleton's rules and the withdrawn one in the slice
+    assert models[1]["config"]["meta"]["dptool"]["task"] == {
+        "analysis_type": "counterfactual", "metric": "avg_order_value", "rules": ["exclude_tests", "capital_override"],
+        "dimension": "city",
+        "slice": {"window": window_slice(Q3_2017), "city": "Sant'Ana", "withdrawn_rule": "exclude_tests"}}
+    assert models[0]["description"] == "\n".join([
+        "trend analysis of Paid Rate", "", "Metric: Paid Rate — COUNT(paid orders) / COUNT(orders)", "",
+        "### Rule: Paid Order Definition", "", '{{ doc("rule__paid_definition") }}'])
+    assert models[2]["config"]["meta"]["dptool"]["task"]["slice"]["groups"] == ["DF", "SP"]
+
+
+# --- materialize: one dbt build of the new models only ----------------------------------------------------------
+
+
+class FakeProject(DbtProject):
+    """A project folder whose `dbt build` reports scripted results per model name."""
+
+    def __init__(self, root: Path, outcome: dict[str, str]):
+        (root / "dbt_project.yml").write_text("name: shop\n", encoding="utf-8")
+        super().__init__(root)
+        self.outcome = outcome  # task id -> "success" | "error" | "test fails" | "not run"
+        self.runs: list[tuple[str, ...]] = []
+
+    def run(self, *args, on_node_done=None):
+        self.runs.append(args)
+        results = []
+        for name in args[2:]:
+            uid, outcome = f"model.shop.{name}", self.outcome.get(name, "success")
+            if outcome == "not run":
+                continue
+            status = "error" if outcome == "error" else "success"
+            results.append(NodeResult(uid, "model", status, "boom" if status == "error" else "OK",
+                                      compiled_code=f"select 1 -- {name}",
+                                      relation_name=f'"shop"."dptool_gold"."{name}"'))
+            if outcome == "test fails":
+                results.append(NodeResult(f"test.shop.rule_changes_answer_{name}", "test", "fail", "1 row",
+                                          attached_node=uid))
+            if on_node_done:
+                on_node_done()
+        return results
+
+
+def test_materialize_builds_only_the_new_models(tmp_path):
+    project = FakeProject(tmp_path, {})
+    folder = tmp_path / GOLD_DIR
+    folder.mkdir(parents=True)
+    kept = point_query()
+    (folder / "t_0001.sql").write_text("-- built in an earlier round\n", encoding="utf-8")
+    done = []
+    built, dropped = materialize(project, [ranking(), trend()], SHOP, keep=[kept], on_node_done=lambda: done.append(1))
+    assert project.runs == [("build", "--select", "t_0002", "t_0003")]
+    assert (dropped, len(done)) == ({}, 2)
+    assert [(b.candidate.task_id, b.unique_id, b.relation_name, b.compiled_sql) for b in built] == [
+        ("t_0002", "model.shop.t_0002", '"shop"."dptool_gold"."t_0002"', "select 1 -- t_0002"),
+        ("t_0003", "model.shop.t_0003", '"shop"."dptool_gold"."t_0003"', "select 1 -- t_0003"),
+    ]
+    # the earlier model stays as it was; the properties describe the kept and the new models
+    assert (folder / "t_0001.sql").read_text(encoding="utf-8") == "-- built in an earlier round\n"
+    assert (folder / "t_0003.sql").read_text(encoding="utf-8") == model_sql(trend())
+    props = yaml.safe_load((folder / "_dptool_gold.yml").read_text(encoding="utf-8"))
+    assert [m["name"] for m in props["models"]] == ["t_0001", "t_0002", "t_0003"]
+
+
+def test_materialize_without_keep_starts_empty(tmp_path):
+    project = FakeProject(tmp_path, {})
+    folder = tmp_path / GOLD_DIR
+    folder.mkdir(parents=True)
+    (folder / "t_0009.sql").write_text("-- stale\n", encoding="utf-8")
+    built, dropped = materialize(project, [ranking()], SHOP)
+    assert ([b.candidate.task_id for b in built], dropped) == (["t_0002"], {})
+    assert sorted(p.name for p in folder.iterdir()) == ["_dptool_gold.yml", "t_0002.sql"]
+
+
+def test_materialize_drops_each_failure(tmp_path):
+    project = FakeProject(tmp_path, {"t_0001": "error", "t_0003": "test fails", "t_0004": "not run"})
+    built, dropped = materialize(project, [point_query(), ranking(), trend(), counterfactual()], SHOP)
+    assert [b.candidate.task_id for b in built] == ["t_0002"]
+    assert {**dropped, "t_0004": dropped["t_0004"].rstrip(":")} == {
+        "t_0001": "model error: boom", "t_0003": "the rule does not change the answer", "t_0004": "model not run"}
+    folder = tmp_path / GOLD_DIR
+    assert sorted(p.name for p in folder.iterdir()) == ["_dptool_gold.yml", "t_0002.sql"]
+    props = yaml.safe_load((folder / "_dptool_gold.yml").read_text(encoding="utf-8"))
+    assert [m["name"] for m in props["models"]] == ["t_0002"]
+
+
+def test_materialize_nothing_new(tmp_path):
+    project = FakeProject(tmp_path, {})
+    folder = tmp_path / GOLD_DIR
+    folder.mkdir(parents=True)
+    (folder / "t_0001.sql").write_text("-- built in an earlier round\n", encoding="utf-8")
+    assert materialize(project, [], SHOP, keep=[point_query()]) == ([], {})
+    assert project.runs == []
+    props = yaml.safe_load((folder / "_dptool_gold.yml").read_text(encoding="utf-8"))
+    assert [m["name"] for m in props["models"]] == ["t_0001"]
+    assert (folder / "t_0001.sql").is_file()

@@ -1,0 +1,221 @@
+"""Knowledge-tier tasks: the governing passage of a rule document, its key facts, and the tasks built on them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from dptool.catalog import load_catalog
+from dptool.knowledge import MAX_FACTS, governing_passage, key_facts, knowledge_tasks, metric_task, rule_task
+from dptool.validate import identifiers, issues, validate
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SHOP = load_catalog(json.loads((FIXTURES / "shop_manifest.json").read_text(encoding="utf-8")))
+BANNED = identifiers(SHOP)
+
+POLICY = """# POL-SAL-004 Late returns
+
+## 1. Purpose
+
+This policy was last revised in 2016 and covers 27 states.
+
+## 2. Rule
+
+From **1 January 2018**, a return requested more than 60 days after delivery is **not refunded**;
+a restocking fee of 12.5% applies to every other return (see version 2.0 of the handbook).
+
+#### Note
+
+The fee is waived for orders under 100 BRL.
+
+## 3. Exceptions
+
+None. Reviewed in 2019.
+"""
+
+PASSAGE = """From **1 January 2018**, a return requested more than 60 days after delivery is **not refunded**;
+a restocking fee of 12.5% applies to every other return (see version 2.0 of the handbook).
+
+#### Note
+
+The fee is waived for orders under 100 BRL."""
+
+
+# --- governing_passage ----------------------------------------------------------------------------------------------
+
+
+def test_governing_passage():
+    # the rule section without its heading, up to the next heading of level 1 to 3
+    assert governing_passage(POLICY) == PASSAGE
+
+
+def test_governing_passage_without_a_rule_heading():
+    assert governing_passage("# Late returns\n\n## 1. Purpose\n\nReturns after 60 days are not refunded.\n") is None
+    assert governing_passage("") is None
+    # the shop's rule documents state their rule in prose, under no rule heading
+    assert [governing_passage(r.document) for r in SHOP.rules.values()] == [None, None, None]
+
+
+@pytest.mark.parametrize("heading", ["## 4. Rule", "## Rule", "## The rule", "### Core Rule", "## 4) The Rule",
+                                     "## 4 RULE", "##Rule", "## 2. Rule (effective 2018)", "### The core rule"])
+def test_rule_headings(heading):
+    document = f"# Title\n\nIntro 5.\n\n{heading}\n\nReturns after 60 days are void.\n\n## Next\n\nMore 7."
+    assert governing_passage(document) == "Returns after 60 days are void."
+
+
+@pytest.mark.parametrize("heading", ["# Rule", "#### Rule", "## Rules of thumb", "## Ruleset", "## Scope of the rule",
+                                     "## 4. Ruling", "Rule"])
+def test_not_rule_headings(heading):
+    document = f"# Title\n\n{heading}\n\nReturns after 60 days are void.\n"
+    assert governing_passage(document) is None
+
+
+def test_rule_section_to_the_end_of_the_document():
+    assert governing_passage("# T\n\n## Rule\n\n  Orders over 100 BRL are flagged.  \n\n") == (
+        "Orders over 100 BRL are flagged.")
+
+
+def test_empty_rule_section():
+    assert governing_passage("# T\n\n## Rule\n\n\n## Exceptions\n\nNone.") is None
+    assert governing_passage("# T\n\n## Rule\n") is None
+
+
+def test_first_rule_heading_wins():
+    document = "# T\n\n## Rule\n\nFirst: 10 days.\n\n## The rule, again\n\nSecond: 20 days."
+    assert governing_passage(document) == "First: 10 days."
+
+
+# --- key_facts ------------------------------------------------------------------------------------------------------
+
+
+def test_key_facts_of_the_passage():
+    # dates as ISO, numbers (with % when the text says so), then short bold terms; "version 2.0" is no fact;
+    # the bold date holds a number: the date is the fact, not the bold term
+    assert key_facts(PASSAGE) == ["2018-01-01", "60", "12.5%", "100", "not refunded"]
+
+
+@pytest.mark.parametrize(("text", "facts"), [
+    ("Effective 1 January 2018, returns are void.", ["2018-01-01"]),
+    ("Effective 31 december 2019.", ["2019-12-31"]),
+    ("Effective 2018-03-01 the clock starts at approval.", ["2018-03-01"]),
+    ("Returns after 60 days are void.", ["60"]),
+    ("A fee of 12.5% applies.", ["12.5%"]),
+    ("A fee of 12.5 % applies.", ["12.5%"]),
+    ("A fee of 3 per cent applies.", ["3%"]),
+    ("A fee of 2,5% applies.", ["2.5%"]),  # a decimal comma
+    ("A cap of 1,250 BRL.", ["1250"]),  # a thousands separator
+    ("A cap of 0.95.", ["0.95"]),
+    ("See version 2.0 of the handbook.", []),
+    ("See Version 3 and v2 and v. 4 and v 5.", []),
+    ("Orders are **canceled**.", ["canceled"]),
+    ("Methods marked **\"Not  Defined.\"** are **excluded from payment analytics**.",
+     ["not defined", "excluded from payment analytics"]),
+    ("Orders are **excluded when the payment method is unknown**.", []),  # five words: no term
+    ("Orders over **60 days** late are void.", ["60"]),  # the number is the fact
+    ("Returns after 60 days, or 60 days after delivery, are void.", ["60"]),
+    ("Scores 4 or 5 (out of 5) are satisfied.", ["4", "5"]),
+    ("Nothing to check here.", []),
+])
+def test_key_facts(text, facts):
+    assert key_facts(text) == facts
+
+
+def test_key_facts_keep_the_first_six():
+    assert MAX_FACTS == 6
+    assert key_facts("Tiers at 1, 2, 3, 4, 5, 6, 7 and 8 orders, from 2 March 2017.") == [
+        "2017-03-02", "1", "2", "3", "4", "5"]
+
+
+def test_key_facts_millions():
+    assert key_facts("Orders over 1,250,000 BRL are reviewed.") == ["1250000"]
+
+
+# --- tasks ----------------------------------------------------------------------------------------------------------
+
+
+def with_document(rule_id: str, document: str, **changes):
+    return replace(SHOP.rules[rule_id], document=document, **changes)
+
+
+def test_rule_task():
+    rule = with_document("capital_override", POLICY)
+    assert rule_task(rule, SHOP) == {
+        "task_id": "",
+        "domain": "sales",
+        "analysis_type": "knowledge_retrieval",
+        "tier": "knowledge",
+        "question": "According to company policy, what changes in how we calculate Average Order Value? State the "
+                    "exact thresholds, dates and conditions that apply.",
+        "answer_format": {"type": "knowledge"},
+        "gold": {"passage": PASSAGE, "facts": ["2018-01-01", "60", "12.5%", "100", "not refunded"]},
+        "base": None,
+        "tolerance": {"rel_tol": 0.0, "abs_tol": 0.0},
+        "gold_sql": None,
+        "base_sql": None,
+        "metric_ids": ["avg_order_value"],
+        "rule_ids": ["capital_override"],
+        "rule_types": ["override"],
+        "dimension": None,
+        "slice": {},
+        "subgraph_id": "rule:capital_override",
+        "dbt_node": "macro.shop.rule__capital_override",
+    }
+
+
+@pytest.mark.parametrize(("modifies", "subject"), [
+    (("paid_rate",), "Paid Rate"),
+    (("avg_order_value", "paid_rate"), "Average Order Value and Paid Rate"),
+    (("paid_rate", "avg_order_value", "paid_rate"), "Paid Rate, Average Order Value and Paid Rate"),
+])
+def test_rule_task_names_every_metric(modifies, subject):
+    rule = with_document("exclude_tests", POLICY, modifies=modifies)
+    task = rule_task(rule, SHOP)
+    assert task["question"].startswith(f"According to company policy, what changes in how we calculate {subject}? ")
+    assert task["metric_ids"] == list(modifies)
+
+
+def test_rule_task_needs_a_rule_with_facts():
+    assert rule_task(SHOP.rules["exclude_tests"], SHOP) is None  # no rule heading
+    no_facts = "# Test orders\n\n## Rule\n\nOrders placed by the **quality assurance team and its contractors**."
+    assert rule_task(with_document("exclude_tests", no_facts), SHOP) is None
+    bold = "# Test orders\n\n## Rule\n\nOrders placed by the QA team are **excluded**."
+    assert rule_task(with_document("exclude_tests", bold), SHOP)["gold"]["facts"] == ["excluded"]
+
+
+def test_metric_task():
+    metric = replace(SHOP.metrics["paid_rate"], formula="COUNT(orders paid within 30 days) / COUNT(orders) * 100")
+    task = metric_task(metric)
+    assert task["question"] == ("How is Paid Rate defined in our metric catalog? Give its formula with every "
+                                "constant in it.")
+    assert task["gold"] == {"passage": "Paid Rate: COUNT(orders paid within 30 days) / COUNT(orders) * 100",
+                            "facts": ["30", "100"]}
+    assert (task["metric_ids"], task["rule_ids"], task["rule_types"]) == (["paid_rate"], [], [])
+    assert (task["subgraph_id"], task["dbt_node"], task["domain"]) == (
+        "metric:paid_rate", "model.shop.paid_rate", "sales")
+    # the shop's formulas hold no constant
+    assert [metric_task(m) for m in SHOP.metrics.values()] == [None, None]
+
+
+def test_knowledge_tasks_in_id_order_and_valid():
+    catalog = replace(SHOP, rules={
+        **SHOP.rules,
+        "paid_definition": with_document("paid_definition", "# Paid\n\n## Rule\n\nPaid after 2 days.\n"),
+        "capital_override": with_document("capital_override", POLICY),
+    }, metrics={**SHOP.metrics,
+                "avg_order_value": replace(SHOP.metrics["avg_order_value"], formula="AVG(amount) over 0.5 BRL")})
+    tasks = knowledge_tasks(catalog)
+    # rules by id (exclude_tests has no rule section), then metrics by id (paid_rate has no constant)
+    assert [t["subgraph_id"] for t in tasks] == ["rule:capital_override", "rule:paid_definition",
+                                                 "metric:avg_order_value"]
+    for i, task in enumerate(tasks, start=1):
+        task["task_id"] = f"k_{i:04d}"
+        assert issues(task, catalog, BANNED) == []
+    kept, rejected = validate(tasks, catalog)
+    assert (len(kept), sum(rejected.values())) == (3, 0)
+
+
+def test_knowledge_tasks_of_the_shop():
+    assert knowledge_tasks(SHOP) == []
