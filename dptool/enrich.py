@@ -61,9 +61,9 @@ FLAT_PCT = 1.0  # a total change within ±1 % is no trend
 TEST_NAME = "Welch's t-test (two-tailed)"
 
 
-def period_label(value, encoding: str) -> str:
-    """A period as YYYY-MM, from a month-truncated timestamp or a YYMM integer."""
-    if encoding == "yymmdd":
+def period_label(value, encoding: str = "") -> str:
+    """A period as YYYY-MM, from a month-truncated timestamp or date, or a YYMM number (YYMMDD columns)."""
+    if isinstance(value, int | float | Decimal) or encoding == "yymmdd":
         yymm = int(value)
         return f"{1900 + yymm // 100}-{yymm % 100:02d}"
     return f"{value.year:04d}-{value.month:02d}"
