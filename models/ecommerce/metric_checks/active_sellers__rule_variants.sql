@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('active_sellers', ['active_seller_definition']) }}

@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('avg_freight_ratio', ['insured_freight_exclusion']) }}

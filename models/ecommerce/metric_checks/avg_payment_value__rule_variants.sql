@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('avg_payment_value', ['undefined_payment_exclusion']) }}

@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('category_growth', ['insured_freight_exclusion']) }}

@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('clv', ['customer_deduplication', 'clv_lifespan']) }}

@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('credit_card_share', ['undefined_payment_exclusion']) }}

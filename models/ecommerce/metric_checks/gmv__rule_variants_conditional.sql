@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('gmv', ['insured_freight_exclusion']) }}

@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('low_review_rate', ['review_privacy_quarantine']) }}

@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('revenue_per_order', ['insured_freight_exclusion']) }}

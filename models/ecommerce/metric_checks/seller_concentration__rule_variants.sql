@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('seller_concentration', ['insured_freight_exclusion']) }}

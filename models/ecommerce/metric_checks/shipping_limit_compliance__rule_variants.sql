@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('shipping_limit_compliance', ['consolidated_pickup_allowance']) }}

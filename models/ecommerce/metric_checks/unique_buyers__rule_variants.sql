@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('unique_buyers', ['customer_deduplication']) }}

@@ -1,0 +1,12 @@
+-- One row per order item.
+select
+    order_id,
+    order_item_id,
+    order_status,
+    order_purchase_timestamp,
+    customer_state,
+    customer_city,
+    seller_state,
+    product_category_name_english,
+    price
+from {{ ref('int_item_facts') }}
