@@ -48,9 +48,11 @@ def build_graph(catalog: Catalog) -> nx.MultiDiGraph:
         g.add_node(node_id("rule", rid), type="rule", label=rule.title, rule_type=rule.type, domain=rule.domain)
         for mid in rule.modifies:
             g.add_edge(node_id("rule", rid), node_id("metric", mid), key="rule_metric")
+        # the dimension a condition names is a column of a table under the metrics the rule modifies
+        tables = {t for mid in rule.modifies for t in catalog.metrics[mid].tables}
         for column, value in sorted(rule.applies_when.items()):
             for dim_id, dim in sorted(catalog.dimensions.items()):
-                if dim.column == column:
+                if dim.column == column and dim.table in tables:
                     g.add_edge(node_id("rule", rid), node_id("dimension", dim_id), key="rule_dimension", value=value)
     return g
 

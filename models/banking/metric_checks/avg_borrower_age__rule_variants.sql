@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('avg_borrower_age', ['date_conversion']) }}

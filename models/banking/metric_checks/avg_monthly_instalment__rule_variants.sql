@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('avg_monthly_instalment', ['written_off_loan_exclusion']) }}

@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('avg_transaction_amount', ['account_opening_date', 'small_segment_suppression', 'internal_posting_reclassification', 'large_cash_withdrawal_reporting'], group_by=['A2', 'frequency']) }}

@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('cross_sell_index', ['standing_order_amount_validation']) }}

@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('overdraft_rate', ['account_opening_date', 'small_segment_suppression', 'crisis_adjustment_1997'], group_by=['A2', 'frequency']) }}

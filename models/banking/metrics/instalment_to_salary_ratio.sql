@@ -1,0 +1,13 @@
+select
+    loan_id,
+    account_id,
+    date,
+    amount,
+    duration,
+    payments,
+    status,
+    frequency,
+    A2,
+    A3,
+    A11 as reference_salary
+from {{ ref('int_banking_loans') }}
