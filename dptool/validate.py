@@ -6,6 +6,7 @@ import re
 from collections import Counter
 
 from dptool.catalog import Catalog
+from dptool.score import compare
 
 CHECKS = ("identifier_leakage", "too_short", "datetime_as_category", "no_scorable_answer", "rule_without_effect")
 MIN_QUESTION_CHARS = 20
@@ -32,12 +33,17 @@ def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
     if len(question.strip()) < MIN_QUESTION_CHARS:
         found.append("too_short")
     dims = {d.column: d.kind for d in catalog.dimensions.values()}
-    sliced = [k for k in task.get("slice", {}) if k != "window"]
-    if dims.get(task.get("dimension")) == "temporal" and (task["analysis_type"] == "ranking" or sliced):
+    # a time column used as a category: grouped by, or sliced on one of its values
+    sliced = task.get("dimension") in (task.get("slice") or {})
+    grouped = task["analysis_type"] in ("ranking", "comparison", "significance_testing", "decomposition")
+    if dims.get(task.get("dimension")) == "temporal" and (grouped or sliced):
         found.append("datetime_as_category")
     if not _scorable(task.get("gold"), (task.get("answer_format") or {}).get("type")):
         found.append("no_scorable_answer")
-    if task.get("rule_ids") and task.get("gold") == task.get("base"):
+    # a rule task whose base answer would score as correct does not test the rule: the same comparator
+    # as the scorer's decides, under the task's own tolerance
+    if task.get("rule_ids") and task.get("base") is not None and \
+            (task.get("gold") == task.get("base") or compare(task, task["base"]).correct):
         found.append("rule_without_effect")
     return found
 

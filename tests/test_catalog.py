@@ -63,7 +63,7 @@ def drop_all_declarations(manifest: dict) -> None:
 def test_demo_counts(demo_catalog):
     c = demo_catalog.subset("ecommerce")
     counts = (len(c.tables), len(c.dimensions), len(c.joins), len(c.metrics), len(c.rules))
-    assert counts == (8, 8, 7, 8, 7)
+    assert counts == (8, 8, 7, 31, 18)
     assert c.project == PROJECT
 
 
@@ -84,7 +84,7 @@ def test_demo_dimensions(demo_catalog):
 
 def test_demo_joins_from_relationships_tests(demo_catalog):
     joins = {(j.from_table.split(".")[-1], j.from_column, j.to_table.split(".")[-1], j.to_column)
-             for j in demo_catalog.joins}
+             for j in demo_catalog.subset("ecommerce").joins}
     assert joins == {
         ("order_items", "order_id", "orders", "order_id"),
         ("order_items", "product_id", "products", "product_id"),
@@ -98,7 +98,8 @@ def test_demo_joins_from_relationships_tests(demo_catalog):
 
 def test_metric_tables_walk_through_ephemeral_models(demo_catalog, demo_manifest):
     expected = json.loads((FIXTURES / "demo_metric_tables.json").read_text(encoding="utf-8"))
-    found = {m.id: [demo_catalog.tables[t].name for t in m.tables] for m in demo_catalog.metrics.values()}
+    ecommerce = demo_catalog.subset("ecommerce")
+    found = {m.id: [demo_catalog.tables[t].name for t in m.tables] for m in ecommerce.metrics.values()}
     assert found == expected
     # avg_review_score reads no table directly: only the ephemeral int_order_reviews
     assert demo_manifest["nodes"][f"model.{PROJECT}.avg_review_score"]["depends_on"]["nodes"] == [
@@ -142,7 +143,7 @@ def test_rule_declaration(demo_catalog):
 
 def test_domain_from_fqn(demo_catalog, demo_manifest):
     # metrics declare no domain: the first folder under the project names it
-    assert {m.domain for m in demo_catalog.metrics.values()} == {"ecommerce"}
+    assert {m.domain for m in demo_catalog.metrics.values()} == {"ecommerce", "banking"}
     manifest = copy.deepcopy(demo_manifest)
     manifest["nodes"][f"model.{PROJECT}.gmv"]["fqn"] = [PROJECT, "finance", "metrics", "gmv"]
     manifest["nodes"][f"model.{PROJECT}.csat"]["fqn"] = [PROJECT, "csat"]

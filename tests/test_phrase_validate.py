@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ from dptool.instantiate import Candidate, Window, instantiate
 from dptool.phrase import answer_hint, format_number, phrase, plural, spoken
 from dptool.profile import DimensionProfile
 from dptool.sample import Skeleton
-from dptool.validate import CHECKS, identifiers, issues, validate
+from dptool.validate import CHECKS, REQUIRED_KEYS, identifiers, issues, validate
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHOP = load_catalog(json.loads((FIXTURES / "shop_manifest.json").read_text(encoding="utf-8")))
@@ -23,6 +23,10 @@ BANNED = identifiers(SHOP)
 AOV_TABLES = ("model.shop.customers", "model.shop.orders", "model.shop.payments")
 Q3_2017 = Window(date(2017, 7, 1), date(2017, 10, 1), "Q3 2017")
 H2_2017 = Window(date(2017, 7, 1), date(2018, 1, 1), "the second half of 2017")
+AOV_STATE = Skeleton("avg_order_value", "model.shop.customers.state", "spatial", ("capital_override", "exclude_tests"),
+                     AOV_TABLES)
+PAID_AT = Skeleton("paid_rate", "model.shop.orders.ordered_at", "temporal", ("paid_definition",),
+                   ("model.shop.orders",))
 
 
 def good_task(**changes) -> dict:
@@ -100,11 +104,116 @@ def test_phrase_threshold():
                                      "Answer PASS if it did, FAIL if not, with the value.")
 
 
+NEW_TYPES = [
+    (Candidate(PAID_AT, "trend_analysis", [], [], "series", None, slice={"window": {"label": H2_2017.label}},
+               window=H2_2017, period="dbt.date_trunc('month', \"ordered_at\")"),
+     "How did our Paid Rate develop month by month in the second half of 2017? Say whether it was increasing, "
+     "decreasing or flat, give the total change from the first to the last month in percent, and the month of its "
+     "peak."),
+    (Candidate(AOV_STATE, "comparison", [], ["state"], "grouped", None, slice={"groups": ["DF", "SP"]},
+               window=H2_2017),
+     "In the second half of 2017, which had the higher Average Order Value: state DF or state SP? "
+     "Give the value of each."),
+    (Candidate(Skeleton("paid_rate", "model.shop.orders.status", "categorical", ("paid_definition",),
+                        ("model.shop.orders",)), "comparison", [], ["status"], "grouped", None,
+               slice={"groups": ["not_paid", "paid"]}),
+     "Over the whole history, which had the higher Paid Rate: order status not paid or order status paid? "
+     "Give the value of each."),
+    (Candidate(AOV_STATE, "significance_testing", [], ["state"], "stats", None, slice={"groups": ["DF", "SP"]},
+               window=H2_2017),
+     "In the second half of 2017, is the difference in Average Order Value between state DF and state SP "
+     "statistically significant at the 5% level? Use a two-tailed Welch's t-test over the individual orders and "
+     "give the p-value."),
+    (Candidate(AOV_STATE, "decomposition", [], ["state"], "grouped", None, window=Q3_2017),
+     "Break down our Average Order Value by state in Q3 2017: give the value for every state. "
+     "Give the answer in BRL."),
+    (Candidate(Skeleton("paid_rate", "model.shop.orders.status", "categorical", ("paid_definition",),
+                        ("model.shop.orders",)), "decomposition", [], ["status"], "grouped", None),
+     "Break down our Paid Rate by order status over the whole history: give the value for every order status. "
+     "Give the answer as a percentage."),
+    (Candidate(AOV_STATE, "counterfactual", [], [], "value", None,
+               slice={"state": "DF", "withdrawn_rule": "exclude_tests"}, window=H2_2017,
+               gold_rules=("capital_override",), base_rules=AOV_STATE.rules),
+     'Suppose the policy "Test Order Exclusion" had never been adopted, with every other policy still in force: '
+     "what would our Average Order Value for state DF have been in the second half of 2017? Give the answer in BRL."),
+    pytest.param(
+        Candidate(PAID_AT, "counterfactual", [], [], "value", None, slice={"withdrawn_rule": "paid_definition"},
+                  window=Q3_2017, gold_rules=(), base_rules=("paid_definition",)),
+        'Suppose the policy "Paid Order Definition" had never been adopted, with every other policy still in force: '
+        "what would our Paid Rate have been in Q3 2017? Give the answer as a percentage.",
+        id="counterfactual-time"),
+]
+
+
+@pytest.mark.parametrize(("c", "question"), NEW_TYPES)
+def test_phrase_new_types(c, question):
+    task = computed(c)
+    assert phrase(c, task, SHOP) == question
+    assert "_" not in question
+    assert not set(re.findall(r"[a-z0-9_.]+", question.lower())) & BANNED
+    task = {"question": question, "analysis_type": c.analysis_type, "dimension": c.dimension_column,
+            "slice": c.slice, "gold": task["gold"], "base": task["base"], "answer_format": task["answer_format"],
+            "rule_ids": list(c.skeleton.rules)}
+    assert issues(task, SHOP, BANNED) == []
+
+
+def test_phrase_names_no_identifier_in_a_group():
+    # a compared group with an identifier-like name is spoken as words
+    skeleton = Skeleton("avg_order_value", "model.shop.payments.method", "categorical", (), AOV_TABLES)
+    c = Candidate(skeleton, "significance_testing", [], ["method"], "stats", None,
+                  slice={"groups": ["debit_card", "order_id"]}, window=H2_2017)
+    question = phrase(c, {}, SHOP)
+    assert "payment method debit card and payment method order id" in question
+    assert issues({**good_task(question=question), "rule_ids": []}, SHOP, BANNED) == []
+
+
+def test_phrase_knowledge_retrieval_has_no_template():
+    # knowledge tasks come phrased from dptool.knowledge
+    c = Candidate(AOV_STATE, "knowledge_retrieval", [], [], "value", None)
+    with pytest.raises(ValueError, match="no template for 'knowledge_retrieval'"):
+        phrase(c, {}, SHOP)
+
+
 def test_phrase_unknown_type():
     c = Candidate(Skeleton("paid_rate", "model.shop.orders.status", "categorical", (), ("model.shop.orders",)),
                   "trend", [], [], "value", None)
     with pytest.raises(ValueError, match="no template for 'trend'"):
         phrase(c, {}, SHOP)
+
+
+def computed(c: Candidate) -> dict:
+    """The answer of a candidate from rows of the shape its gold model has; base and gold differ."""
+    key = c.group_by[0] if c.group_by else None
+    groups = c.slice.get("groups") or ["first_group", "second group", "third"]
+    rows: list[tuple] = []
+    for variant, shift in (("base", 0.0), ("gold", 0.25)):
+        if c.shape == "value":
+            columns = ["variant", "value"]
+            rows.append((variant, 0.5 + shift))
+        elif c.shape == "ranking":
+            columns = ["variant", key, "value", "rank"]
+            rows += [(variant, g, 3.0 - i + shift, i + 1) for i, g in enumerate(groups)]
+        elif c.shape == "series":
+            columns = ["variant", "period", "value"]
+            rows += [(variant, datetime(2017, m, 1), v + shift) for m, v in ((7, 1.0), (8, 3.0), (9, 2.0))]
+        elif c.shape == "grouped":
+            columns = ["variant", key, "value"]
+            rows += [(variant, g, 1.0 + i + shift) for i, g in enumerate(groups)]
+        else:
+            columns = ["variant", key, "n", "mean", "variance"]
+            # the rule widens the gap between the groups: p-values 0.26 (base) and 0.0008 (gold)
+            rows += [(variant, g, 40, 10.0 + i * (0.5 if variant == "base" else 1.5), 4.0)
+                     for i, g in enumerate(groups)]
+    return answer(c, SHOP.metrics[c.metric], columns, rows)
+
+
+def task_of(c: Candidate) -> dict:
+    """A task as the pipeline assembles it: the computed answer, the question, the slice and the rules."""
+    result = computed(c)
+    question = phrase(c, result, SHOP)
+    return {"task_id": c.task_id, "question": question, "analysis_type": c.analysis_type,
+            "dimension": c.dimension_column, "slice": c.slice, "gold": result["gold"], "base": result["base"],
+            "answer_format": result["answer_format"], "rule_ids": list(c.skeleton.rules)}
 
 
 def test_questions_have_no_underscore_and_pass_the_checks():
@@ -114,24 +223,39 @@ def test_questions_have_no_underscore_and_pass_the_checks():
         "model.shop.customers.state": DimensionProfile(27, (("SP", 500), ("RJ", 200))),
         "model.shop.orders.status": DimensionProfile(3, (("not_paid", 100), ("paid_in_full", 900))),
         "model.shop.payments.method": DimensionProfile(7, (("debit_card", 700), ("credit_card", 200))),
-        "model.shop.orders.ordered_at": DimensionProfile(700, months=months),
+        "model.shop.orders.ordered_at": DimensionProfile(700, months=months, encoding="timestamp"),
     }
-    skeletons = [Skeleton(m, d.id, d.kind, (), SHOP.metrics[m].tables)
-                 for m in sorted(SHOP.metrics) for d in SHOP.dimensions_of(SHOP.metrics[m])]
-    questions = []
+    # every metric by every dimension, without a rule and with each rule
+    skeletons = []
+    for m in sorted(SHOP.metrics):
+        for d in SHOP.dimensions_of(SHOP.metrics[m]):
+            for rules in [(), *((r.id,) for r in SHOP.rules_of(m))]:
+                if not (rules and d.kind == "temporal"):
+                    skeletons.append(Skeleton(m, d.id, d.kind, rules, SHOP.metrics[m].tables))
+    questions, types = [], []
     for seed in (1, 2, 3):
         for c in instantiate(skeletons, SHOP, profiles, seed=seed, dialect="duckdb"):
-            task = {"gold": {"value": 0.5, "threshold": 0.45, "result": "PASS"}}
-            question = phrase(c, task, SHOP)
-            questions.append(question)
-            assert "_" not in question, question
-            task = {"question": question, "analysis_type": c.analysis_type, "dimension": c.dimension_column,
-                    "slice": c.slice, "gold": task["gold"], "base": task["gold"], "rule_ids": []}
-            assert issues(task, SHOP, BANNED) == [], question
-    # per seed: avg_order_value 4 x 3 + 2 (temporal), paid_rate 3 + 2
-    assert len(questions) == 3 * 19
+            task = task_of(c)
+            questions.append(task["question"])
+            types.append(c.analysis_type)
+            assert "_" not in task["question"], task["question"]
+            assert issues(task, SHOP, BANNED) == [], task["question"]
+    # per seed: avg_order_value by city (40 values: no breakdown) 5 + 2 x 6 with a rule, by state, method, status
+    # 6 + 2 x 7 each; by time 3; paid_rate by status 6 + 7, by time 3
+    assert len(questions) == 3 * ((5 + 2 * 6) + 3 * (6 + 2 * 7) + 3 + (6 + 7) + 3)
+    assert set(types) == {"point_query", "ranking", "threshold_crossing", "trend_analysis", "comparison",
+                          "significance_testing", "decomposition", "counterfactual"}
     assert any("paid in full" in q for q in questions)
     assert any("debit card" in q or "credit card" in q for q in questions)
+    assert any("são josé" in q for q in questions)
+
+
+def test_counterfactual_on_a_time_dimension_passes_the_checks():
+    months = tuple((2017, m, 100) for m in range(1, 13))
+    profiles = {"model.shop.orders.ordered_at": DimensionProfile(700, months=months, encoding="timestamp")}
+    (c,) = instantiate([PAID_AT], SHOP, profiles, seed=42, dialect="duckdb", types=("counterfactual",))
+    assert set(c.slice) == {"window", "withdrawn_rule"}
+    assert issues(task_of(c), SHOP, BANNED) == []
 
 
 @pytest.mark.parametrize(("metric", "base", "gold"), [("paid_rate", 0.123456, 0.123457),
@@ -195,16 +319,17 @@ def test_too_short(question, found):
      ("threshold_crossing", {}, [])],
 )
 def test_datetime_as_category(analysis_type, slice_, found):
-    gold = [{"ordered_at": "2017-07", "value": 1.0}] if analysis_type == "ranking" else {"value": 1.0}
+    ranking = analysis_type == "ranking"
+    gold = [{"ordered_at": "2017-07", "value": 1.0}] if ranking else {"value": 1.0}
     task = good_task(analysis_type=analysis_type, dimension="ordered_at", slice=slice_, gold=gold, base=gold,
-                     rule_ids=[])
+                     rule_ids=[], answer_format={"type": "ranking" if ranking else "value"})
     assert issues(task, SHOP, BANNED) == found
 
 
 def test_categorical_ranking_is_no_datetime():
     gold = [{"status": "paid", "value": 0.9}]
     task = good_task(analysis_type="ranking", dimension="status", slice={"window": {}, "min_group_rows": 30},
-                     gold=gold, base=[{"status": "paid", "value": 0.8}])
+                     gold=gold, base=[{"status": "paid", "value": 0.8}], answer_format={"type": "ranking", "k": 1})
     assert issues(task, SHOP, BANNED) == []
 
 
@@ -216,10 +341,74 @@ def test_no_scorable_answer(gold):
     assert issues(good_task(gold=gold), SHOP, BANNED) == ["no_scorable_answer"]
 
 
-def test_scorable_answers():
-    for gold in ({"value": 0.0}, {"value": 1.0, "threshold": 0.5, "result": "PASS"},
-                 [{"state": "SP", "value": 0.0}]):
-        assert issues(good_task(gold=gold), SHOP, BANNED) == []
+TREND = {"direction": "flat", "total_change_pct": 0.0, "peak_period": "2017-08"}
+COMPARISON = {"group_a": "SP", "group_b": "RJ", "value_a": 1.0, "value_b": 0.0, "higher": "SP"}
+SIGNIFICANCE = {"significant": False, "p_value": 0.5, "test_name": "Welch's t-test (two-tailed)", "group_a": "SP",
+                "group_b": "RJ", "mean_a": 1.0, "mean_b": 1.1}
+KNOWLEDGE = {"passage": "Orders over 60 days are void.", "facts": ["60"]}
+
+
+@pytest.mark.parametrize(("kind", "gold"), [
+    (None, {"value": 0.0}),
+    ("value", {"value": 0.0}),
+    ("threshold", {"value": 1.0, "threshold": 0.5, "result": "PASS"}),
+    ("ranking", [{"state": "SP", "value": 0.0}]),
+    ("ranking", [{"state": "SP", "value": 0.0}, {"state": "RJ", "value": None}]),
+    ("trend", TREND),
+    ("comparison", COMPARISON),
+    ("significance", SIGNIFICANCE),
+    ("significance", {**SIGNIFICANCE, "significant": True, "p_value": 0.0}),
+    ("significance", {"significant": False, "p_value": 0.5, "test_name": "t"}),  # the means are not required
+    ("breakdown", [{"state": "SP", "value": 1.0}, {"state": "RJ", "value": None}]),
+    ("knowledge", KNOWLEDGE),
+    ("knowledge", {"passage": "x" * 11, "facts": ["a"]}),
+    ("unknown_kind", {"value": 1.0}),  # an unknown type needs a value
+])
+def test_scorable_answers(kind, gold):
+    fmt = {} if kind is None else {"type": kind}
+    base = None if kind == "knowledge" else good_task()["base"]  # a knowledge task has no base answer
+    assert issues(good_task(gold=gold, base=base, answer_format=fmt), SHOP, BANNED) == []
+
+
+def test_required_keys():
+    assert REQUIRED_KEYS == {
+        "value": ("value",),
+        "threshold": ("value", "threshold", "result"),
+        "trend": ("direction", "total_change_pct", "peak_period"),
+        "comparison": ("group_a", "group_b", "value_a", "value_b", "higher"),
+        "significance": ("significant", "p_value", "test_name"),
+    }
+
+
+@pytest.mark.parametrize(("kind", "gold"), [
+    ("value", {"threshold": 1.0}),
+    ("value", [{"value": 1.0}]),
+    ("threshold", {"value": 1.0, "threshold": 0.5}),
+    ("threshold", {"value": 1.0, "threshold": None, "result": "PASS"}),
+    ("ranking", {"value": 1.0}),
+    ("ranking", []),
+    ("ranking", [{"state": "SP"}]),
+    ("ranking", [{"state": "SP", "value": None}]),
+    ("ranking", ["SP"]),
+    ("breakdown", [{"state": "SP", "value": None}, {"state": "RJ", "value": None}]),
+    ("breakdown", {"SP": 1.0}),
+    ("trend", {k: v for k, v in TREND.items() if k != "peak_period"}),
+    ("trend", {**TREND, "direction": None}),
+    ("trend", [TREND]),
+    ("comparison", {**COMPARISON, "higher": None}),
+    ("comparison", {k: v for k, v in COMPARISON.items() if k != "value_b"}),
+    ("significance", {**SIGNIFICANCE, "p_value": None}),
+    ("significance", {k: v for k, v in SIGNIFICANCE.items() if k != "test_name"}),
+    ("knowledge", {"passage": "x" * 10, "facts": ["a"]}),  # a passage needs more than 10 characters
+    ("knowledge", {**KNOWLEDGE, "facts": []}),
+    ("knowledge", {"facts": ["60"]}),
+    ("knowledge", {"passage": None, "facts": ["60"]}),
+    ("knowledge", "Orders over 60 days are void."),
+    ("knowledge", None),
+])
+def test_no_scorable_answer_by_type(kind, gold):
+    task = good_task(gold=gold, base=None, rule_ids=[], answer_format={"type": kind})
+    assert issues(task, SHOP, BANNED) == ["no_scorable_answer"]
 
 
 def test_rule_without_effect():

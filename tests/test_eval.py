@@ -1,0 +1,186 @@
+"""`dptool eval` on the demo bundle against a real HTTP server on loopback that speaks Ollama's API."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from dptool.agent import Agent, Settings, append_answer, finished, load_prompts
+from dptool.llm import LLM
+from dptool.score import load_tasks
+
+REFUSED_DROP = "error: refused: DROP is DDL; run_sql takes exactly one read-only SELECT or WITH query"
+
+
+@pytest.fixture(scope="module")
+def bundle(demo_bundle) -> Path:
+    return demo_bundle[0]
+
+
+@pytest.fixture(scope="module")
+def tasks(bundle) -> list[dict]:
+    return load_tasks(bundle)
+
+
+def eval_args(bundle: Path, server, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "dptool.cli", "eval", str(bundle), "--model", "ollama:test-model",
+            "--ollama-host", server.url, "--out", str(out), *extra]
+
+
+def run_eval(bundle: Path, server, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(eval_args(bundle, server, out, *extra), capture_output=True, text=True, timeout=120)
+
+
+def answer_reply(value) -> dict:
+    return {"content": f"Done.\n<answer>{json.dumps(value)}</answer>"}
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_loop_runs_tools_refuses_a_write_and_scores_three_tasks(bundle, tasks, ollama_server, tmp_path):
+    t0, _, t2 = tasks[:3]
+    ollama_server.chat_replies += [
+        {"tool_calls": [{"name": "run_sql", "arguments": {"sql": "select count(*) as n from ecommerce.orders"}}]},
+        {"tool_calls": [{"name": "search_kb", "arguments": {"query": t0["question"]}}]},
+        {"tool_calls": [{"name": "run_sql", "arguments": {"sql": "drop table ecommerce.orders"}}]},
+        answer_reply(t0["gold"]),
+        {"content": "<answer>I do not know</answer>"},
+        {"content": "Let me think about it."},  # neither a tool call nor an answer: the agent is nudged
+        answer_reply(t2["gold"]),
+    ]
+    out = tmp_path / "run"
+    proc = run_eval(bundle, ollama_server, out, "--limit", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert "accuracy 66.7 %: 2 of 3 tasks correct (3 answered), scored against gold" in proc.stdout
+
+    answers = lines(out / "answers.jsonl")
+    assert [(a["task_id"], a["stop"], a["turns"]) for a in answers] == \
+        [(t["task_id"], "answer", n) for t, n in zip(tasks[:3], (4, 1, 2), strict=True)]
+    transcript = json.loads((out / "transcripts" / f"{t0['task_id']}.json").read_text(encoding="utf-8"))
+    tool_outputs = [m["content"] for m in transcript["messages"] if m["role"] == "tool"]
+    with duckdb.connect(str(bundle / "warehouse.duckdb"), read_only=True) as con:
+        orders = con.execute("select count(*) from ecommerce.orders").fetchone()[0]
+    assert tool_outputs[0] == f"n\n{orders}\n(1 row)"
+    assert tool_outputs[1].startswith(("[metrics.md — ", "[rules/"))
+    assert tool_outputs[2] == REFUSED_DROP
+    assert transcript["tool_calls"] == 3 and transcript["answer"] == json.dumps(t0["gold"])
+    nudged = json.loads((out / "transcripts" / f"{t2['task_id']}.json").read_text(encoding="utf-8"))
+    assert nudged["messages"][3] == {"role": "user", "content": load_prompts()["nudge"]}
+
+    score = json.loads((out / "score.json").read_text(encoding="utf-8"))
+    assert [r["reason"] for r in score["results"]][1].startswith(("expected", "missing"))
+    assert (out / "report.html").read_text(encoding="utf-8").count("<svg") == 4
+
+    bodies = [body for path, body in ollama_server.requests if path == "/api/chat"]
+    assert len(bodies) == 7
+    first = bodies[0]
+    assert first["options"]["temperature"] == 0
+    assert [t["function"]["name"] for t in first["tools"]] == ["run_sql", "search_kb"]
+    with duckdb.connect(str(bundle / "warehouse.duckdb"), read_only=True) as con:
+        tables = con.execute("select distinct table_schema || '.' || table_name from information_schema.tables "
+                             "where table_schema not in ('information_schema', 'pg_catalog')").fetchall()
+    assert all(f"- {name}(" in first["messages"][0]["content"] for (name,) in tables)
+    assert bodies[1]["messages"][-1] == {"role": "tool", "tool_name": "run_sql", "content": tool_outputs[0]}
+
+
+def test_an_interrupted_run_resumes_with_the_tasks_not_yet_answered(bundle, tasks, ollama_server, tmp_path):
+    t0, t1, t2 = tasks[:3]
+    out = tmp_path / "run"
+    ollama_server.chat_replies += [answer_reply(t0["gold"]), {"delay": 3, **answer_reply(t1["gold"])}]
+    proc = subprocess.Popen(eval_args(bundle, ollama_server, out, "--limit", "3"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(ollama_server.requests) < 2 and time.monotonic() < deadline:  # task 2 is waiting for its reply
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "error: interrupted after 1 of 3 tasks" in stderr and "run the same command again to resume" in stderr
+    assert [a["task_id"] for a in lines(out / "answers.jsonl")] == [t0["task_id"]]
+
+    ollama_server.requests.clear()
+    ollama_server.chat_replies += [answer_reply(t1["gold"]), answer_reply(t2["gold"])]
+    again = run_eval(bundle, ollama_server, out, "--limit", "3")
+    assert again.returncode == 0, again.stderr
+    assert "2 tasks to run, 1 already answered" in again.stdout
+    assert "accuracy 100.0 %: 3 of 3 tasks correct" in again.stdout
+    assert [a["task_id"] for a in lines(out / "answers.jsonl")] == [t["task_id"] for t in tasks[:3]]
+    asked = [body["messages"][1]["content"] for _, body in ollama_server.requests]
+    assert len(asked) == 2 and not any(t0["question"] in q for q in asked)
+
+
+def test_a_resumed_run_must_keep_its_settings(bundle, tasks, ollama_server, tmp_path):
+    out = tmp_path / "run"
+    ollama_server.chat_replies += [answer_reply(tasks[0]["gold"])]
+    assert run_eval(bundle, ollama_server, out, "--limit", "1").returncode == 0
+    other = run_eval(bundle, ollama_server, out, "--limit", "1", "--condition", "oracle")
+    assert other.returncode == 1
+    assert other.stderr == f"error: {out}: holds a run with condition = 'standard', not 'oracle'; rerun with the " \
+                           f"same settings to resume, or choose another --out\n"
+
+
+def test_no_rule_condition_hides_rule_documents_and_scores_against_base(bundle, tasks, ollama_server, tmp_path):
+    t0 = next(t for t in tasks if t["tier"] == "knowledge+analytics+rule")  # the conditions run rule tasks only
+    assert t0["gold"] != t0["base"]
+    ollama_server.chat_replies += [
+        {"tool_calls": [{"name": "search_kb", "arguments": {"query": t0["rule_ids"][0].replace("_", " ")}}]},
+        answer_reply(t0["base"]),
+    ]
+    proc = run_eval(bundle, ollama_server, tmp_path / "run", "--limit", "1", "--condition", "no-rule")
+    assert proc.returncode == 0, proc.stderr
+    assert "1 of 1 tasks correct (1 answered), scored against base" in proc.stdout
+    system = ollama_server.requests[0][1]["messages"][0]["content"]
+    assert "Do not apply business-rule documents" in system
+    search = ollama_server.requests[1][1]["messages"][-1]["content"]
+    assert "[rules/" not in search
+
+
+def test_oracle_condition_gives_the_task_rule_documents(bundle, tasks):
+    task = next(t for t in tasks if len(t["rule_ids"]) >= 2)
+    titles = [(bundle / "kb" / "rules" / f"{r}.md").read_text(encoding="utf-8").splitlines()[0]
+              for r in task["rule_ids"]]
+    with Agent(LLM("test-model"), bundle, Settings("ollama:test-model", condition="oracle")) as oracle:
+        prompt = oracle.task_prompt(task)
+    assert prompt.startswith(task["question"]) and all(title in prompt for title in titles)
+    with Agent(LLM("test-model"), bundle, Settings("ollama:test-model")) as standard:
+        assert not any(title in standard.task_prompt(task) for title in titles)
+
+
+def test_the_last_turn_asks_for_the_answer_and_no_answer_is_recorded(bundle, tasks, ollama_server):
+    query = {"tool_calls": [{"name": "search_kb", "arguments": {"query": "delivery"}}]}
+    ollama_server.chat_replies += [query, query]
+    llm = LLM("test-model", host=ollama_server.url)
+    with Agent(llm, bundle, Settings(llm.name, max_turns=2)) as agent:
+        transcript = agent.solve(tasks[0])
+    assert (transcript["stop"], transcript["turns"], transcript["answer"]) == ("max_turns", 2, None)
+    assert ollama_server.requests[1][1]["messages"][-1] == {"role": "user", "content": load_prompts()["last_turn"]}
+
+
+def test_a_line_cut_by_an_interruption_does_not_count_and_the_next_answer_starts_a_new_line(tmp_path):
+    path = tmp_path / "answers.jsonl"
+    path.write_text('{"task_id": "t_0001", "answer": 1}\n{"task_id": "t_00', encoding="utf-8")
+    assert finished(path) == {"t_0001"}
+    append_answer(path, {"task_id": "t_0002", "answer": 2})
+    assert finished(path) == {"t_0001", "t_0002"}
+    assert path.read_text(encoding="utf-8").splitlines()[-1] == '{"answer": 2, "task_id": "t_0002"}'
+
+
+def test_a_bad_model_or_an_unreachable_ollama_is_one_error_line(bundle, tmp_path):
+    base = [sys.executable, "-m", "dptool.cli", "eval", str(bundle), "--out", str(tmp_path / "run"), "--limit", "1"]
+    bad = subprocess.run([*base, "--model", "gpt-4"], capture_output=True, text=True, timeout=60)
+    assert (bad.returncode, bad.stderr) == (1, "error: --model 'gpt-4': expected ollama:NAME, e.g. ollama:qwen2.5:7b\n")
+    down = subprocess.run([*base, "--model", "ollama:m", "--ollama-host", "http://127.0.0.1:9"], capture_output=True,
+                          text=True, timeout=60)
+    assert down.returncode == 1
+    assert down.stderr.splitlines()[-1] == ("error: cannot reach ollama at http://127.0.0.1:9; start `ollama serve` "
+                                            "or set OLLAMA_HOST (0 of 1 tasks done; run the same command again to "
+                                            "resume)")
