@@ -63,6 +63,9 @@ def variant_query(compiled_sql: str, cte: str, order_by: list[str], dialect: str
         for table in ctes[name].this.find_all(exp.Table):
             if not table.db and table.name in ctes:
                 todo.append(table.name)
+    # dbt keeps an ephemeral model's leading comment in some runs and not in others: comments go
+    for node in tree.walk():
+        node.comments = None
     query = exp.select("*").from_(cte)
     for c in ctes.values():
         if c.alias in needed:
