@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DO_NOT_TRACK := 1
 
-.PHONY: install demo docs test lint bench clean
+.PHONY: install demo docs test test-postgres lint bench clean
 
 install: $(STAMP)
 
@@ -30,6 +30,11 @@ docs: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/pytest
+
+# the subscriptions fixture on PostgreSQL: the tests start a throw-away server on loopback themselves
+# (Debian's postgresql package; .ci/run installs it and starts one for the whole suite)
+test-postgres: $(STAMP)
+	DPTOOL_REQUIRE_POSTGRES=1 $(BIN)/pytest -q tests/test_postgres.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

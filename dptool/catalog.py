@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from dptool.errors import DptoolError
 
@@ -91,13 +92,21 @@ class Catalog:
     joins: list[Join] = field(default_factory=list)
     metrics: dict[str, Metric] = field(default_factory=dict)
     rules: dict[str, Rule] = field(default_factory=dict)
+    semantic: Any = None  # dptool.semantic.SemanticLayer: what the dbt semantic layer gave, and what it skipped
+
+    # rows behind each dimension (set once the data is profiled): when two tables under a metric have a
+    # dimension column of the same name (Berka's `date` on account, trans and loan), the metric model's
+    # column is taken to be the fact table's, the one with the most rows
+    dimension_weight: dict[str, int] = field(default_factory=dict)
 
     def dimensions_of(self, metric: Metric) -> list[Dimension]:
-        """Dimensions on the metric's tables that the metric model exposes as columns, by id."""
-        found = {}
-        for dim in self.dimensions.values():
+        """Dimensions on the metric's tables that the metric model exposes as columns, one per column name."""
+        found: dict[str, Dimension] = {}
+        for dim in sorted(self.dimensions.values(), key=lambda d: d.id):
             if dim.table in metric.tables and dim.column in metric.columns:
-                found.setdefault(dim.column, dim)
+                best = found.get(dim.column)
+                if best is None or self.dimension_weight.get(dim.id, 0) > self.dimension_weight.get(best.id, 0):
+                    found[dim.column] = dim
         return sorted(found.values(), key=lambda d: d.id)
 
     def rules_of(self, metric_id: str) -> list[Rule]:
@@ -127,8 +136,17 @@ class Catalog:
         raise KeyError(name)
 
 
-def load_catalog(manifest: dict, manifest_path: str = "manifest.json") -> Catalog:
-    """Build the catalog from a parsed manifest.json."""
+def load_catalog(manifest: dict, manifest_path: str = "manifest.json",
+                 rule_documents: dict[str, str] | None = None) -> Catalog:
+    """Build the catalog from a parsed manifest.json.
+
+    Metrics come from models declaring `meta.dptool.metric` and from the dbt semantic layer
+    (dptool.semantic; a declaration wins over a semantic metric of the same name). `rule_documents`
+    maps a rule id to its document (markdown files of `--rules-dir`), for rule macros whose
+    description is empty.
+    """
+    from dptool import semantic
+
     project = manifest.get("metadata", {}).get("project_name") or ""
     digest = hashlib.sha256(json.dumps(_hashed_part(manifest), sort_keys=True).encode()).hexdigest()
     catalog = Catalog(project=project, manifest_hash=digest)
@@ -140,13 +158,14 @@ def load_catalog(manifest: dict, manifest_path: str = "manifest.json") -> Catalo
     for _, node in sorted(nodes.items()):
         if node.get("resource_type") == "test":
             _load_join(catalog, node)
+    semantic.extend_catalog(catalog, manifest)
     for uid, node in sorted(nodes.items()):
-        if node.get("resource_type") == "model" and "metric" in _dptool(node):
+        if node.get("resource_type") == "model" and "metric" in _dptool(node) and not semantic.is_generated(node):
             _load_metric(catalog, uid, node, nodes, project)
     docs = manifest.get("docs", {})
     for uid, macro in sorted(manifest.get("macros", {}).items()):
         if "rule" in _dptool(macro):
-            _load_rule(catalog, uid, macro, docs)
+            _load_rule(catalog, uid, macro, docs, rule_documents or {})
     _check_references(catalog, manifest, manifest_path)
     return catalog
 
@@ -159,12 +178,17 @@ _HASHED_KEYS = {
     "sources": ("name", "identifier", "relation_name", "meta", "columns", "fqn"),
     "macros": ("name", "macro_sql", "meta", "description"),
     "docs": ("name", "block_contents"),
+    # the dbt semantic layer (hashed only where a project has one: other projects keep their hash)
+    "semantic_models": ("name", "model", "node_relation", "defaults", "entities", "dimensions", "measures",
+                        "primary_entity", "config"),
+    "metrics": ("name", "label", "type", "type_params", "filter", "meta", "config"),
 }
 
 
 def _hashed_part(manifest: dict) -> dict:
-    def ours(node: dict) -> bool:  # gold models and their tests are generate's output, not its input
-        return "dptool_gold/" in (node.get("original_file_path") or "")
+    def ours(node: dict) -> bool:  # gold, semantic-layer and ablation models are dptool output, not input
+        path = node.get("original_file_path") or ""
+        return any(f"{folder}/" in path for folder in ("dptool_gold", "dptool_semantic", "dptool_ablation"))
 
     def pick(node: dict, keys: tuple[str, ...]) -> dict:
         picked = {k: node.get(k) for k in keys}
@@ -175,6 +199,7 @@ def _hashed_part(manifest: dict) -> dict:
     return {
         section: {uid: pick(n, keys) for uid, n in sorted(manifest.get(section, {}).items()) if not ours(n)}
         for section, keys in _HASHED_KEYS.items()
+        if section not in ("semantic_models", "metrics") or manifest.get(section)
     }
 
 
@@ -292,7 +317,7 @@ def _load_metric(catalog: Catalog, uid: str, node: dict, nodes: dict, project: s
     )
 
 
-def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict) -> None:
+def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict, documents: dict[str, str]) -> None:
     where = _where(macro)
     name = macro["name"]
     if not name.startswith("rule__"):
@@ -314,10 +339,12 @@ def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict) -> None:
     applies_when = decl.get("applies_when") or {}
     if not isinstance(applies_when, dict):
         raise DptoolError(f"{where}: meta.dptool.rule.applies_when must map a dimension to a value")
-    document = _rule_document(macro, docs)
-    if len(document.split()) < 20:
-        raise DptoolError(f"{where}: description (the rule document) is missing or shorter than 20 words")
     rule_id = name.removeprefix("rule__")
+    document = _rule_document(macro, docs, documents)
+    if len(document.split()) < 20:
+        raise DptoolError(f"{where}: description (the rule document) is missing or shorter than 20 words; write it "
+                          f"in a docs block {{% docs {name} %}} (description: '{{{{ doc(\"{name}\") }}}}'), or as "
+                          f"{rule_id}.md in a folder given to --rules-dir")
     catalog.rules[rule_id] = Rule(
         id=rule_id,
         unique_id=uid,
@@ -334,13 +361,23 @@ def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict) -> None:
 _DOC_CALL = re.compile(r"""\{\{\s*doc\(\s*["']([^"']+)["']\s*\)\s*\}\}""")
 
 
-def _rule_document(macro: dict, docs: dict) -> str:
+def _rule_document(macro: dict, docs: dict, documents: dict[str, str]) -> str:
+    """The macro's description; else its markdown file from --rules-dir; else a docs block named after it."""
     text = macro.get("description") or ""
     # Macro descriptions keep their doc() call in some dbt versions: resolve it from the docs blocks.
     match = _DOC_CALL.fullmatch(text.strip())
     if match:
         block = next((d for d in docs.values() if d.get("name") == match.group(1)), None)
         text = block.get("block_contents", "") if block else ""
+    if not text.strip():
+        rule_id = macro["name"].removeprefix("rule__")
+        text = documents.get(rule_id) or ""
+        if not text.strip():
+            # a docs block named after the rule: the user's, else the one dptool wrote from --rules-dir last time
+            names = (macro["name"], rule_id)
+            blocks = sorted((("dptool_semantic/" in (d.get("original_file_path") or "")), uid, d)
+                            for uid, d in docs.items() if d.get("name") in names)
+            text = blocks[0][2].get("block_contents", "") if blocks else ""
     return text.strip()
 
 
@@ -364,7 +401,10 @@ def _check_references(catalog: Catalog, manifest: dict, manifest_path: str) -> N
                     f"unknown metric {component!r}"
                 )
     if not catalog.metrics:
+        skipped = getattr(catalog.semantic, "skipped", None) or {}
+        also = f" ({len(skipped)} semantic-layer metrics were skipped: {', '.join(sorted(skipped))})" if skipped else ""
         raise DptoolError(
-            f"{manifest_path}: no metric declared; add `config: {{meta: {{dptool: {{metric: {{value: 'avg(x)'}}}}}}}}` "
-            "to a model at the metric's row grain"
+            f"{manifest_path}: no metric declared{also}; declare metrics in the dbt semantic layer (semantic_models "
+            "with measures, and simple, ratio or derived metrics), or add `config: {meta: {dptool: {metric: {value: "
+            "'avg(x)'}}}}` to a model at the metric's row grain (see `dptool init`)"
         )

@@ -7,7 +7,7 @@ import json
 import os
 from argparse import Namespace
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dptool.errors import DptoolError
@@ -35,12 +35,17 @@ class NodeResult:
 
 @dataclass(frozen=True)
 class Connection:
-    """Where the target's data lives: the adapter type and, for DuckDB, the database file."""
+    """Where the target's data lives: the adapter type and, for DuckDB, the database file.
+
+    `project` is the dbt project whose profile this is: other targets than DuckDB files are read
+    through its dbt adapter (AdapterSession).
+    """
 
     adapter_type: str
     path: str | None = None
     database: str | None = None
     schema: str | None = None
+    project: DbtProject | None = field(default=None, compare=False, repr=False)
 
 
 class DbtProject:
@@ -85,6 +90,8 @@ class DbtProject:
         """
         from dbt.cli.main import dbtRunner
 
+        if args and args[0] not in ("deps", "clean", "debug", "init"):
+            self.check_package(required=False)  # a stale package would compile gold models with old macros
         cli = [
             *args,
             "--project-dir", str(self.project_dir),
@@ -109,6 +116,15 @@ class DbtProject:
 
     def connection(self) -> Connection:
         """The target's adapter type and location, from the project's profile."""
+        creds = self.profile().credentials
+        path = getattr(creds, "path", None)
+        if path and path != ":memory:" and not Path(path).is_absolute():
+            path = str(self.project_dir / path)
+        return Connection(creds.type, path, getattr(creds, "database", None), getattr(creds, "schema", None),
+                          project=self)
+
+    def profile(self):
+        """The project's dbt profile (dbt.config.Profile), rendered for the target."""
         from dbt.config.runtime import load_profile
         from dbt.flags import set_from_args
         from dbt_common.context import set_invocation_context
@@ -117,15 +133,113 @@ class DbtProject:
         set_from_args(Namespace(PROFILES_DIR=str(self.profiles_dir)), {})
         try:
             with contextlib.chdir(self.project_dir):
-                profile = load_profile(str(self.project_dir), {}, None, self.target, None)
+                return load_profile(str(self.project_dir), {}, None, self.target, None)
         except Exception as exc:  # dbt raises several unrelated types here
             message = " ".join(str(exc).split())
             raise DptoolError(f"{self.profiles_dir / 'profiles.yml'}: cannot load the profile: {message}") from None
-        creds = profile.credentials
-        path = getattr(creds, "path", None)
-        if path and path != ":memory:" and not Path(path).is_absolute():
-            path = str(self.project_dir / path)
-        return Connection(creds.type, path, getattr(creds, "database", None), getattr(creds, "schema", None))
+
+    def installed_package(self) -> tuple[Path, str] | None:
+        """Where `dbt deps` installed the dptool dbt package in this project, and its version; None if not."""
+        folder = self.project_dir / _project_yml(self.project_dir).get("packages-install-path", "dbt_packages")
+        if not folder.is_dir():
+            return None
+        for child in sorted(folder.iterdir()):
+            conf = _project_yml(child) if child.is_dir() else {}
+            if conf.get("name") == "dptool":
+                return child, str(conf.get("version", ""))
+        return None
+
+    def check_package(self, required: bool = True) -> None:
+        """The dptool dbt package installed in the project must be the CLI's own version.
+
+        Raises a one-line DptoolError naming both versions and the fix. With `required`, a project
+        without the package is an error too.
+        """
+        from dptool import __version__
+
+        found = self.installed_package()
+        if found is None:
+            if required:
+                raise DptoolError(f"{self.project_dir}: the dptool dbt package is not installed; run "
+                                  "`dptool init`, then `dbt deps`")
+            return
+        path, installed = found
+        if installed != __version__:
+            raise DptoolError(f"{path}: the dptool dbt package is version {installed or '?'} and the dptool CLI "
+                              f"is {__version__}; run `dptool init`, then `dbt deps`, so that both are the same")
+
+
+def _project_yml(folder: Path) -> dict:
+    import yaml
+
+    path = folder / "dbt_project.yml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except yaml.YAMLError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class AdapterSession:
+    """SQL on the project's target through its dbt adapter: what dptool reads from a warehouse that is
+    not a DuckDB file (PostgreSQL, Snowflake, Spark, ...).
+
+    The adapter is built from the project's profile alone, outside dbt's adapter registry, so it never
+    meets the adapter a dbt run in the same process registers. Each query runs in its own transaction,
+    rolled back once its rows are read: dptool holds no lock a later `dbt build` would wait for.
+    """
+
+    def __init__(self, project: DbtProject):
+        from dbt.adapters.factory import FACTORY
+        from dbt.mp_context import get_mp_context
+
+        profile = project.profile()
+        self.adapter_type = profile.credentials.type
+        self.where = f"profile {profile.profile_name!r}, target {profile.target_name!r} ({self.adapter_type})"
+        try:
+            FACTORY.load_plugin(self.adapter_type)
+            adapter_class = FACTORY.get_adapter_class_by_name(self.adapter_type)
+        except Exception as exc:
+            raise DptoolError(f"{self.where}: no dbt adapter for {self.adapter_type!r} "
+                              f"({' '.join(str(exc).split())}); install dbt-{self.adapter_type}") from None
+        self.adapter = adapter_class(profile, get_mp_context())
+        self._named = self.adapter.connection_named("dptool")
+        self._named.__enter__()
+        try:
+            with contextlib.chdir(project.project_dir):  # a relative path in the profile is the project's
+                self.adapter.connections.get_thread_connection().handle  # noqa: B018 (dbt opens it lazily, here)
+        except Exception as exc:
+            self.close()
+            raise DptoolError(f"{self.where}: cannot connect: {' '.join(str(exc).split())}") from None
+
+    def query(self, sql: str) -> tuple[list[str], list[str], list[tuple]]:
+        """Run one query: its column names, their types as the adapter names them, and its rows."""
+        manager = self.adapter.connections
+        try:
+            _, cursor = manager.add_query(sql, auto_begin=True)
+            description = cursor.description or []
+            rows = [tuple(r) for r in cursor.fetchall()] if description else []
+        except Exception as exc:
+            manager.rollback_if_open()
+            hint = " (has `dbt build` run for this target?)" if "does not exist" in str(exc) else ""
+            raise DptoolError(f"{self.where}: query failed: {' '.join(str(exc).split())}{hint}") from None
+        manager.rollback_if_open()
+        names = [d[0] for d in description]
+        types = []
+        for d in description:
+            try:
+                types.append(manager.data_type_code_to_name(d[1]))
+            except Exception:  # adapters without the mapping: the type is read from the values
+                types.append("")
+        return names, types, rows
+
+    def close(self) -> None:
+        try:
+            self._named.__exit__(None, None, None)
+        finally:
+            self.adapter.cleanup_connections()
+            if self.adapter_type == "duckdb":
+                _release_duckdb()
 
 
 def _release_duckdb() -> None:

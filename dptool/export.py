@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from dptool.catalog import Catalog
+from dptool.dbt import Connection
 from dptool.errors import DptoolError
 from dptool.warehouse import Warehouse, export_tables
 
@@ -26,9 +27,13 @@ def bundle_tables(catalog: Catalog) -> list[tuple[str, str, str]]:
     return [(t.relation_name, t.domain, t.name) for _, t in sorted(catalog.tables.items())]
 
 
-def write_bundle(out: Path, *, catalog: Catalog, source_db: str, tasks: list[dict], gold_rows: dict[str, list],
-                 graph_json: str, card: str, extra_files: dict[str, str] | None = None) -> Path:
-    """Write the bundle to `out`, replacing what was there only once everything is written."""
+def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, tasks: list[dict],
+                 gold_rows: dict[str, list], graph_json: str, card: str,
+                 extra_files: dict[str, str] | None = None) -> Path:
+    """Write the bundle to `out`, replacing what was there only once everything is written.
+
+    `source_db` is the DuckDB file of the target, or its connection (any target: see export_tables).
+    """
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
@@ -116,8 +121,13 @@ def write_kb(folder: Path, catalog: Catalog) -> None:
 
 
 def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int, graph_stats: dict,
-         seed: int, versions: dict[str, str], domain_graphs: dict[str, dict] | None = None) -> str:
-    """card.md: what the bundle holds and how it was made; byte-stable for the same inputs."""
+         seed: int, versions: dict[str, str], domain_graphs: dict[str, dict] | None = None,
+         llm: dict | None = None) -> str:
+    """card.md: what the bundle holds and how it was made; byte-stable for the same inputs.
+
+    `llm` ({model, prompts, usage, review}) when an LLM phrased and judged: the card then says which
+    stages used which model and prompt version, the requests and tokens per stage, and what the judge did.
+    """
     def table(title: str, counts: Counter) -> list[str]:
         rows = [f"### {title}", "", "| | tasks |", "| --- | ---: |"]
         rows += [f"| {k} | {v} |" for k, v in sorted(counts.items())]
@@ -132,7 +142,9 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
         f"- Seed: {seed}",
         f"- Manifest hash (sha256): `{catalog.manifest_hash}`",
         "- Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())),
-        "- Question phrasing: deterministic templates (no LLM configured)",
+        "- Question phrasing: deterministic templates (no LLM configured)" if llm is None else
+        f"- Question phrasing: {llm['model']} (prompt {llm['prompts']['phrase']}), judged on DI-Bench's eight "
+        "dimensions",
         "",
         "## Tasks",
         "",
@@ -150,6 +162,7 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
         "| --- | ---: |",
         *[f"| {k} | {v} |" for k, v in sorted(rejected.items())],
         "",
+        *_llm_section(llm),
         "## Artifact linkage graph",
         "",
         f"- Nodes: {graph_stats['nodes']} ("
@@ -185,4 +198,36 @@ def _graph_by_domain(stats: dict[str, dict]) -> list[str]:
     rows.append("| edges | " + " | ".join(str(stats[d]["edges"]) for d in domains) + " |")
     for kind in stats[domains[0]]["edges_by_type"]:
         rows.append(f"| {kind} edges | " + " | ".join(str(stats[d]["edges_by_type"][kind]) for d in domains) + " |")
+    return rows + [""]
+
+
+def _llm_section(llm: dict | None) -> list[str]:
+    """Which stages used which model, requests and tokens per stage, and the judge's outcome.
+
+    Requests count every reply used, whether the model made it now or the cache replayed it, and tokens
+    are those the model counted when it made the reply: a rerun from the cache gives the same card.
+    """
+    if llm is None:
+        return []
+    from dptool.judge import DIMENSIONS, PHRASING
+
+    usage = llm["usage"]
+    review = llm["review"]
+    rows = ["## LLM stages", "", "| stage | model | prompt | requests | prompt tokens | completion tokens |",
+            "| --- | --- | --- | ---: | ---: | ---: |"]
+    for stage in ("phrase", "judge", "rewrite"):
+        u = usage.get(stage)
+        requests, (prompt_tokens, completion_tokens) = (u.requests, u.tokens) if u else (0, (0, 0))
+        rows.append(f"| {stage} | {llm['model']} | {llm['prompts'][stage]} | {requests} | {prompt_tokens} | "
+                    f"{completion_tokens} |")
+    counts = review.counts
+    rows += ["", "Stage 2, the LLM judge (DI-Bench Appendix E.2): a task is admitted only if all eight dimensions",
+             f"pass; a task failing only on phrasing ({', '.join(d.replace('_', ' ') for d in PHRASING)}, or the",
+             "stage-1 wording checks) is rewritten once and checked again.", "",
+             f"- Judged: {counts['judged']}; admitted: {counts['admitted']} "
+             f"({counts['admitted_after_rewrite']} after a rewrite); rejected by the judge: "
+             f"{counts['rejected_by_judge']}; rewritten: {counts['rewritten']}",
+             "- Every reviewed task's questions, verdicts and justifications: `judge.jsonl`", "",
+             "| dimension | failed on first verdict | failed by rejected tasks |", "| --- | ---: | ---: |"]
+    rows += [f"| {d} | {review.failed_first[d]} | {review.failed_final[d]} |" for d in DIMENSIONS]
     return rows + [""]

@@ -11,6 +11,8 @@ import hashlib
 import json
 import os
 import time
+import tomllib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -18,6 +20,9 @@ from dptool.errors import DptoolError
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_OPTIONS = {"temperature": 0, "seed": 42}
+ENV_MODEL = "DPTOOL_LLM"
+CACHE_DIR = Path("target") / "dptool_llm_cache"
+PROMPTS = Path(__file__).parent / "prompts"
 
 
 class LLMError(DptoolError):
@@ -31,6 +36,21 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    # tokens of replies served from the cache (as counted when they were made): with these, a rerun from
+    # the cache reports the same requests and tokens as the run that filled it
+    replayed_prompt_tokens: int = 0
+    replayed_completion_tokens: int = 0
+
+    @property
+    def requests(self) -> int:
+        """Replies used: calls made plus cache hits."""
+        return self.calls + self.cache_hits
+
+    @property
+    def tokens(self) -> tuple[int, int]:
+        """(prompt, completion) tokens of every reply used, made now or replayed from the cache."""
+        return (self.prompt_tokens + self.replayed_prompt_tokens,
+                self.completion_tokens + self.replayed_completion_tokens)
 
 
 class LLM:
@@ -78,22 +98,48 @@ class LLM:
 
         return self._cached("chat", request, stage, call)
 
-    def chat_json(self, messages: list[dict], *, stage: str) -> dict:
-        """A chat turn whose content must be one JSON object; malformed JSON is asked for again."""
-        last = ""
+    def chat_json(self, messages: list[dict], *, stage: str,
+                  check: Callable[[dict], str | None] | None = None) -> dict:
+        """A chat turn whose content must be one JSON object; malformed JSON is asked for again.
+
+        `check` returns what is wrong with a parsed object (None when it is usable); such a reply is
+        asked for again too, with the problem named, within the same bounded number of tries.
+        """
+        last, problem = "", None
         for attempt in range(self.retries + 1):
-            reply = self.chat(messages if attempt == 0 else [*messages, {"role": "user", "content":
-                              "Your last reply was not one valid JSON object. Reply with JSON only."}],
-                              stage=stage, json_format=True)
-            last = reply["content"]
+            if attempt == 0:
+                asked = messages
+            elif problem is None:
+                asked = [*messages, {"role": "user", "content":
+                                     "Your last reply was not one valid JSON object. Reply with JSON only."}]
+            else:
+                asked = [*messages, {"role": "assistant", "content": last},
+                         {"role": "user", "content": f"Your last reply does not follow the requested format: "
+                                                     f"{problem}. Reply with the corrected JSON object only."}]
+            reply = self.chat(asked, stage=stage, json_format=True)
+            last, problem = reply["content"], None
             try:
                 value = json.loads(last)
             except json.JSONDecodeError:
                 continue
-            if isinstance(value, dict):
+            if not isinstance(value, dict):
+                continue
+            problem = check(value) if check else None
+            if problem is None:
                 return value
+        if problem is not None:
+            raise LLMError(f"{self.name} at {self.host}: reply does not follow the requested format after "
+                           f"{self.retries + 1} tries (stage {stage}: {problem})")
         raise LLMError(f"{self.name} at {self.host}: no valid JSON object after {self.retries + 1} tries "
                        f"(stage {stage}; last reply {last[:80]!r})")
+
+    def ensure_model(self) -> None:
+        """Fail early, in one line, when the server is unreachable or the model is not pulled."""
+        listing = self._with_retries(self._client.list, "check")
+        names = {m.model for m in listing.models if m.model}
+        if self.model not in names and f"{self.model}:latest" not in names:
+            raise LLMError(f"{self.name} at {self.host}: model {self.model!r} is not pulled; "
+                           f"run `ollama pull {self.model}`")
 
     def embed(self, texts: list[str], *, stage: str) -> list[list[float]]:
         """Embeddings of texts, one vector each."""
@@ -114,7 +160,12 @@ class LLM:
         path = self.cache_dir / f"{key}.json" if self.cache_dir else None
         if path and path.is_file():
             usage.cache_hits += 1
-            return json.loads(path.read_text(encoding="utf-8"))
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(stored, dict) and stored.get(_CACHE_MARK) == 1:
+                usage.replayed_prompt_tokens += stored.get("prompt_tokens", 0)
+                usage.replayed_completion_tokens += stored.get("completion_tokens", 0)
+                return stored["result"]
+            return stored  # written before tokens were kept with the reply
         start = time.perf_counter()
         result, prompt_tokens, completion_tokens = self._with_retries(call, stage)
         usage.calls += 1
@@ -124,7 +175,9 @@ class LLM:
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(result, sort_keys=True), encoding="utf-8")
+            entry = {_CACHE_MARK: 1, "result": result, "prompt_tokens": prompt_tokens,
+                     "completion_tokens": completion_tokens}
+            tmp.write_text(json.dumps(entry, sort_keys=True), encoding="utf-8")
             tmp.replace(path)
         return result
 
@@ -151,3 +204,73 @@ class LLM:
                     from None
             time.sleep(self.backoff * 2**attempt)
         raise AssertionError("unreachable")
+
+
+_CACHE_MARK = "dptool_llm_cache"
+
+
+def resolve_spec(flag: str | None, project_dir: str | Path | None = None) -> tuple[str | None, str]:
+    """The model spec to use and where it came from: the flag, $DPTOOL_LLM, or dbt_project.yml.
+
+    dbt_project.yml may set `vars: {dptool: {llm: "ollama:qwen2.5:7b"}}`. `none` (or an empty value)
+    at any level turns the LLM stages off. Returns (None, "") when no LLM is configured.
+    """
+    if flag is not None:
+        return _spec_or_none(flag), "--llm"
+    if os.environ.get(ENV_MODEL) is not None:
+        return _spec_or_none(os.environ[ENV_MODEL]), f"${ENV_MODEL}"
+    if project_dir is not None:
+        path = Path(project_dir) / "dbt_project.yml"
+        if path.is_file():
+            import yaml
+
+            try:
+                config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            except yaml.YAMLError as exc:
+                raise DptoolError(f"{path}: not valid YAML ({' '.join(str(exc).split())[:160]})") from None
+            dptool_vars = (config.get("vars") or {}).get("dptool") if isinstance(config, dict) else None
+            if isinstance(dptool_vars, dict) and dptool_vars.get("llm") is not None:
+                return _spec_or_none(str(dptool_vars["llm"])), f"{path.name} vars.dptool.llm"
+    return None, ""
+
+
+def _spec_or_none(value: str) -> str | None:
+    value = value.strip()
+    return None if value.lower() in ("", "none", "off") else value
+
+
+def project_llm(spec: str, project_dir: str | Path, host: str | None = None, timeout: float = 300.0,
+                options: dict | None = None) -> LLM:
+    """The client of a stage run inside a dbt project: replies cached under target/dptool_llm_cache/."""
+    return LLM.from_spec(spec, host=host, timeout=timeout, cache_dir=Path(project_dir).resolve() / CACHE_DIR,
+                         options=options)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A versioned prompt file dptool/prompts/<name>_v<version>.toml (string.Template placeholders)."""
+
+    name: str
+    version: str
+    texts: dict
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}_v{self.version}"
+
+    def render(self, part: str, **values) -> str:
+        from string import Template
+
+        return Template(self.texts[part]).substitute(**values)
+
+
+def load_prompt(name: str, version: str = "1") -> Prompt:
+    """The prompt file of a stage; its `name` and `version` keys must match the file name."""
+    path = PROMPTS / f"{name}_v{version}.toml"
+    if not path.is_file():
+        raise DptoolError(f"{path}: prompt {name!r} version {version!r} not found")
+    texts = tomllib.loads(path.read_text(encoding="utf-8"))
+    if texts.get("name") != name or str(texts.get("version")) != version:
+        raise DptoolError(f"{path}: declares name {texts.get('name')!r} version {texts.get('version')!r}, "
+                          f"expected {name!r} version {version!r}")
+    return Prompt(name, version, texts)

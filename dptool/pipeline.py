@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from dptool import __version__
-from dptool.catalog import Catalog, load_catalog
+from dptool.catalog import Catalog
 from dptool.dbt import DbtProject, dbt_version
 from dptool.enrich import NotScorable, answer
 from dptool.export import card, write_bundle
@@ -23,6 +23,7 @@ from dptool.instantiate import instantiate
 from dptool.knowledge import knowledge_tasks
 from dptool.materialize import GOLD_DIR, Built, materialize, write_properties
 from dptool.phrase import phrase
+from dptool.prepare import prepare_catalog
 from dptool.profile import profile_dimensions
 from dptool.refresh import diff, markdown, read_tasks, task_key
 from dptool.sample import enumerate_skeletons, quality, select_skeletons
@@ -38,6 +39,8 @@ class GenerateResult:
     timings: dict[str, float] = field(default_factory=dict)
     dropped: dict[str, str] = field(default_factory=dict)
     rejected: Counter = field(default_factory=Counter)
+    review: object | None = None  # dptool.judge.Review when an LLM phrased and judged
+    llm_usage: dict[str, object] = field(default_factory=dict)  # stage -> dptool.llm.Usage
 
 
 class Stages:
@@ -57,7 +60,7 @@ class Stages:
 
 SQL_TYPES = ("point_query", "trend_analysis", "comparison", "ranking", "significance_testing", "threshold_crossing",
              "counterfactual", "decomposition")
-AUGMENT_ROUNDS = 2
+AUGMENT_ROUNDS = 3
 
 
 @dataclass
@@ -75,33 +78,45 @@ class Round:
 def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target_tasks: int = 60,
              min_per_type: int = 10, profiles_dir: str | None = None, dbt_target: str | None = None,
              refresh: str | Path | None = None, echo: Callable[[str], None] = click.echo,
-             progress: bool = True) -> GenerateResult:
+             progress: bool = True, rules_dir: str | Path | None = None, llm=None) -> GenerateResult:
     """Generate a benchmark bundle from a dbt project whose data is built (`dbt build` has run).
 
     With `refresh`, the earlier bundle there is compared with the new one: refresh.md and refresh.json
     in the new bundle say which golds changed, which tasks were dropped and why, which were added.
+    With `llm` (a `dptool.llm.LLM`), questions are phrased by the model, judged on DI-Bench's eight
+    dimensions and rewritten once where only the phrasing failed; without it, templates and stage 1.
     """
     stage = Stages(echo)
     old_tasks = read_tasks(refresh) if refresh else None
+    if llm is not None:
+        with stage("llm", f"{llm.name} at {llm.host}: phrase, judge and rewrite"):
+            llm.ensure_model()
     with stage("load", "reading target/manifest.json"):
         project = DbtProject(project_dir, profiles_dir, dbt_target)
         manifest = project.load_manifest()
-        catalog = load_catalog(manifest, str(project.manifest_path))
+        catalog = prepare_catalog(project, manifest, rules_dir=rules_dir, echo=echo)  # + semantic-layer models
         connection = project.connection()
         dialect = dialect_of(connection.adapter_type)
     with stage("graph", f"{len(catalog.metrics)} metrics, {len(catalog.rules)} rules, {len(catalog.tables)} tables"):
         graph = build_graph(catalog)
+    reviewer = None
+    if llm is not None:
+        from dptool.judge import Reviewer
+
+        reviewer = Reviewer(llm, catalog)
     with stage("sample", "profiling dimensions and selecting task skeletons"):
         with Warehouse.of(connection) as wh:
             profiles = profile_dimensions(catalog, wh)
         cardinality = {k: p.distinct for k, p in profiles.items()}
+        catalog.dimension_weight = {k: sum(n for *_, n in p.months) or sum(n for _, n in p.top_values)
+                                    for k, p in profiles.items()}
         pool = enumerate_skeletons(catalog)
         selected = select_skeletons(pool, catalog, cardinality, target_tasks)
         skeletons = [s for s, _ in selected]
     with stage("instantiate", f"{len(skeletons)} skeletons"):
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect)
     with stage("materialize", f"dbt build of {len(candidates)} gold models and their rule tests"):
-        done = _round(project, candidates, [], catalog, connection, dialect, progress)
+        done = _round(project, candidates, [], catalog, connection, dialect, progress, reviewer)
     with stage("augment", f"raising every analysis type to {min_per_type} per domain"):
         used = {(c.skeleton.id, c.analysis_type) for c in candidates}
         next_id = len(candidates) + 1
@@ -112,7 +127,7 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
                 break
             next_id += len(extra)
             used |= {(c.skeleton.id, c.analysis_type) for c in extra}
-            more = _round(project, extra, done.candidates, catalog, connection, dialect, progress)
+            more = _round(project, extra, done.candidates, catalog, connection, dialect, progress, reviewer)
             done.tasks += more.tasks
             done.candidates += more.candidates
             done.gold_rows.update(more.gold_rows)
@@ -123,7 +138,7 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         known = knowledge_tasks(catalog)
         for i, task in enumerate(known, start=1):
             task["task_id"] = f"k_{i:04d}"
-        known, rejected = validate(known, catalog)
+        known, rejected = reviewer(known) if reviewer else validate(known, catalog)
         done.rejected.update(rejected)
         tasks = sorted(known + done.tasks, key=lambda t: t["task_id"])
         write_properties(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
@@ -131,21 +146,33 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
     with stage("export", "writing the bundle"):
         versions = {"dptool": __version__, "dbt-core": dbt_version(), "duckdb": version("duckdb"),
                     "sqlglot": version("sqlglot")}
+        llm_card = None
+        extra = {}
+        if reviewer is not None:
+            from dptool.judge import review_jsonl
+
+            llm_card = {"model": llm.name, "prompts": {n: p.label for n, p in reviewer.prompts.items()},
+                        "usage": llm.usage, "review": reviewer.review}
+            extra["judge.jsonl"] = review_jsonl(reviewer.review)
         text = card(catalog=catalog, tasks=tasks, rejected=done.rejected, dropped=len(done.dropped),
                     graph_stats=graph_stats(graph), seed=seed, versions=versions,
-                    domain_graphs={d: graph_stats(build_graph(catalog.subset(d))) for d in catalog.domains})
-        extra = {}
+                    domain_graphs={d: graph_stats(build_graph(catalog.subset(d))) for d in catalog.domains},
+                    llm=llm_card)
         if old_tasks is not None:
             changes = diff(old_tasks, tasks, done.reasons)
-            extra = {"refresh.json": json.dumps(changes, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
-                     "refresh.md": markdown(changes, str(refresh))}
-        bundle = write_bundle(Path(out), catalog=catalog, source_db=connection.path, tasks=tasks,
+            extra.update({"refresh.json": json.dumps(changes, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
+                          "refresh.md": markdown(changes, str(refresh))})
+        bundle = write_bundle(Path(out), catalog=catalog, source_db=connection, tasks=tasks,
                               gold_rows=done.gold_rows, graph_json=graph_to_json(graph), card=text, extra_files=extra)
-    return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected)
+    return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
+                          reviewer.review if reviewer else None, dict(llm.usage) if llm else {})
 
 
-def _round(project, candidates, keep, catalog, connection, dialect, progress) -> Round:
-    """Materialize candidates with dbt, answer, phrase and validate them; drop every failure's model."""
+def _round(project, candidates, keep, catalog, connection, dialect, progress, reviewer=None) -> Round:
+    """Materialize candidates with dbt, answer, phrase and validate them; drop every failure's model.
+
+    With a reviewer (`dptool.judge.Reviewer`), the LLM phrases, stage 1 and the judge validate.
+    """
     out = Round()
     total = len(candidates) + sum(1 for c in candidates if c.rules or c.base_rules)
     with click.progressbar(length=total, label="  dbt", file=None if progress else _Null()) as bar:
@@ -164,7 +191,7 @@ def _round(project, candidates, keep, catalog, connection, dialect, progress) ->
     by_id = {b.candidate.task_id: b.candidate for b in built}
     for task in tasks:
         task["question"] = phrase(by_id[task["task_id"]], task, catalog)
-    out.tasks, out.rejected = validate(tasks, catalog)
+    out.tasks, out.rejected = reviewer(tasks) if reviewer else validate(tasks, catalog)
     kept_ids = {t["task_id"] for t in out.tasks}
     for task_id in by_id.keys() - kept_ids:  # unscorable or rejected: its model leaves the project
         (project.project_dir / GOLD_DIR / f"{task_id}.sql").unlink(missing_ok=True)
@@ -172,7 +199,8 @@ def _round(project, candidates, keep, catalog, connection, dialect, progress) ->
     rejected_ids = by_id.keys() - kept_ids
     for c in candidates:
         if c.task_id in out.dropped or c.task_id in rejected_ids:
-            reason = out.dropped.get(c.task_id, "rejected by a stage-1 check")
+            reason = out.dropped.get(c.task_id) or (reviewer.reasons.get(c.task_id) if reviewer else None) \
+                or "rejected by a stage-1 check"
             out.reasons[task_key(c.analysis_type, c.metric, c.skeleton.rules, c.dimension_column, c.slice)] = reason
     write_properties(project, [*keep, *out.candidates], catalog)
     return out
@@ -188,12 +216,12 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
             missing = min_per_type - have[(domain, kind)]
             if missing <= 0:
                 continue
-            # twice what is missing: some candidates fail the rule test or have no scorable answer
+            # three times what is missing: some candidates fail the rule test or have no scorable answer
             options = [s for s in ranked if catalog.metrics[s.metric].domain == domain
                        and kind in s.analysis_types and (s.id, kind) not in used]
             made = instantiate(options, catalog, profiles, seed, dialect, types=(kind,),
                                first_id=first_id + len(extra))
-            extra += made[: 2 * missing]
+            extra += made[: 3 * missing]
     for i, c in enumerate(extra, start=first_id):
         c.task_id = f"t_{i:04d}"
     return extra
@@ -208,7 +236,7 @@ def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str
     sqls = {}
     for variant in ("gold", "base"):
         query = variant_query(b.compiled_sql, f"dptool_{variant}", order_by, dialect)
-        sqls[variant] = pretty(rename_relations(query, mapping), dialect)
+        sqls[variant] = pretty(rename_relations(query, mapping), "duckdb")  # for the bundle's warehouse.duckdb
     gold_rows = [tuple(r[1:]) for r in rows if r[0] == "gold"]
     if order_by:
         index = [columns.index(col) - 1 for col in order_by]

@@ -1,4 +1,4 @@
-"""One interface to the data: DuckDB first (the embedded default)."""
+"""One interface to the data: a DuckDB file (the embedded default), or any dbt target through its adapter."""
 
 from __future__ import annotations
 
@@ -15,13 +15,18 @@ SQL_DIALECTS = {"duckdb": "duckdb", "postgres": "postgres", "spark": "spark", "d
                 "snowflake": "snowflake", "bigquery": "bigquery", "redshift": "redshift", "trino": "trino"}
 
 
+def missing_hint(exc: Exception) -> str:
+    """What to do when a query meets a table that is not there: build it."""
+    return " (has `dbt build` run for this target?)" if "does not exist" in str(exc) else ""
+
+
 def dialect_of(adapter_type: str) -> str:
     """The sqlglot dialect for a dbt adapter type."""
     return SQL_DIALECTS.get(adapter_type, adapter_type)
 
 
 class Warehouse:
-    """A DuckDB database file, opened read-only unless asked otherwise."""
+    """A DuckDB database file, opened read-only unless asked otherwise (`Warehouse.of` picks the kind)."""
 
     dialect = "duckdb"
 
@@ -36,19 +41,19 @@ class Warehouse:
 
     @classmethod
     def of(cls, connection: Connection) -> Warehouse:
-        """The warehouse behind a dbt target."""
-        if connection.adapter_type != "duckdb" or not connection.path or connection.path == ":memory:":
-            raise DptoolError(
-                f"target type {connection.adapter_type!r}: dptool reads data from DuckDB files only for now"
-            )
-        return cls(connection.path)
+        """The warehouse behind a dbt target: its DuckDB file, or any other target through its dbt adapter."""
+        if connection.adapter_type == "duckdb" and connection.path and connection.path != ":memory:":
+            return cls(connection.path)
+        from dptool.adapter_warehouse import AdapterWarehouse
+
+        return AdapterWarehouse.of(connection)  # the same query() and dialect, through dbt
 
     def query(self, sql: str) -> tuple[list[str], list[tuple]]:
         """Run one query; return its column names and rows."""
         try:
             cur = self.con.execute(sql)
         except duckdb.Error as exc:
-            raise DptoolError(f"{self.path}: query failed: {' '.join(str(exc).split())}") from None
+            raise DptoolError(f"{self.path}: query failed: {' '.join(str(exc).split())}{missing_hint(exc)}") from None
         return [d[0] for d in cur.description], cur.fetchall()
 
     def close(self) -> None:
@@ -61,11 +66,21 @@ class Warehouse:
         self.close()
 
 
-def export_tables(source_path: str | Path, tables: list[tuple[str, str, str]], dest: str | Path) -> None:
+def export_tables(source: str | Path | Connection, tables: list[tuple[str, str, str]], dest: str | Path) -> None:
     """Copy tables into a new DuckDB file: (relation_name in the source, schema, name) each.
 
-    Rows are written in a total order, so that a rerun copies the same data in the same order.
+    `source` is a DuckDB file, or the connection of a dbt target (a DuckDB file, or any other target,
+    read through its dbt adapter). Rows are written in a total order, so that a rerun copies the same
+    data in the same order.
     """
+    if isinstance(source, Connection):
+        if source.adapter_type != "duckdb" or not source.path or source.path == ":memory:":
+            from dptool.adapter_warehouse import export_from_adapter
+
+            export_from_adapter(source, tables, dest)
+            return
+        source = source.path
+    source_path = source
     dest = Path(dest)
     if dest.exists():
         dest.unlink()

@@ -83,3 +83,14 @@ def ollama_server():
 
     with OllamaServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def built_demo_copy(demo_project, tmp_path_factory) -> DbtProject:
+    """Another copy of the built demo project (data, target/, dbt_packages/) for tests whose dbt runs and
+    `dptool generate` must not change the shared `demo_project`; no dbt build needed."""
+    src = demo_project.project_dir
+    dest = tmp_path_factory.mktemp("demo_copy") / "project"
+    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns("logs", "dptool_gold", "dptool_ablation",
+                                                                             "__pycache__"))
+    return DbtProject(dest)

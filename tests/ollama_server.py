@@ -7,8 +7,10 @@
         server.chat_replies.append({"delay": 5, "content": "late"})  # answers after 5 s
         llm = LLM("test-model", host=server.url, timeout=1)
 
-A reply may also be a function of the request body. Models not in `server.models` get a 404 like a
-model that is not pulled. Every request is recorded in `server.requests` as (path, body).
+A reply may also be a function of the request body. When the queue is empty, `server.chat_handler`
+(a function of the request body, if set) answers every further /api/chat request: a script that does not
+depend on how many calls are made. Models not in `server.models` get a 404 like a model that is not
+pulled. Every request is recorded in `server.requests` as (path, body).
 """
 
 from __future__ import annotations
@@ -27,9 +29,12 @@ class OllamaServer:
         self.embedding_dim = embedding_dim
         self.chat_replies: list[dict | Callable[[dict], dict]] = []
         self.generate_replies: list[dict | Callable[[dict], dict]] = []
+        self.chat_handler: Callable[[dict], dict] | None = None
         self.requests: list[tuple[str, dict]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # a short poll interval: shutdown() waits for it, at the end of every test
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
 
     @property
     def url(self) -> str:
@@ -88,10 +93,11 @@ class OllamaServer:
                     self._send(404, {"error": "not found"})
                     return
                 queue = server.chat_replies if self.path == "/api/chat" else server.generate_replies
-                if not queue:
+                handler = server.chat_handler if self.path == "/api/chat" else None
+                if not queue and handler is None:
                     self._send(500, {"error": "the loopback server has no scripted reply left"})
                     return
-                reply = queue.pop(0)
+                reply = queue.pop(0) if queue else handler
                 if callable(reply):
                     reply = reply(body)
                 time.sleep(reply.get("delay", 0))

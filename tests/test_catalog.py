@@ -238,8 +238,9 @@ MALFORMED = {
     ),
     "no_metrics": (
         drop_all_declarations,
-        "target/manifest.json: no metric declared; add `config: {meta: {dptool: {metric: {value: 'avg(x)'}}}}` "
-        "to a model at the metric's row grain",
+        "target/manifest.json: no metric declared; declare metrics in the dbt semantic layer (semantic_models with "
+        "measures, and simple, ratio or derived metrics), or add `config: {meta: {dptool: {metric: {value: "
+        "'avg(x)'}}}}` to a model at the metric's row grain (see `dptool init`)",
     ),
 }
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from itertools import accumulate
 from pathlib import Path
 
 import pytest
 
 from dptool.catalog import load_catalog
 from dptool.sample import (
+    ANALYSIS_TYPES,
     MMR_LAMBDA,
     WEIGHTS,
     Skeleton,
@@ -72,9 +74,29 @@ def test_skeleton_id_and_nodes():
     assert s.id == "avg_order_value__state__capital_override"
     assert s.nodes == frozenset({"metric:avg_order_value", "dimension:model.shop.customers.state",
                                  "table:model.shop.customers", "table:model.shop.orders", "rule:capital_override"})
-    assert s.analysis_types == ("point_query", "ranking", "threshold_crossing")
+    assert s.analysis_types == ("point_query", "ranking", "threshold_crossing", "comparison", "significance_testing",
+                                "decomposition", "counterfactual")
     assert Skeleton("m", "t.d", "temporal", (), ()).id == "m__d"
-    assert Skeleton("m", "t.d", "temporal", (), ()).analysis_types == ("point_query", "threshold_crossing")
+    assert Skeleton("m", "t.d", "temporal", (), ()).analysis_types == (
+        "point_query", "threshold_crossing", "trend_analysis", "counterfactual")
+    assert Skeleton("m", "t.d", "categorical", (), ()).analysis_types == s.analysis_types
+
+
+def test_analysis_types_per_dimension_kind():
+    # knowledge retrieval needs no skeleton: it is no dimension's analysis type
+    assert ANALYSIS_TYPES == {
+        "temporal": ("point_query", "threshold_crossing", "trend_analysis", "counterfactual"),
+        "spatial": ("point_query", "ranking", "threshold_crossing", "comparison", "significance_testing",
+                    "decomposition", "counterfactual"),
+        "categorical": ("point_query", "ranking", "threshold_crossing", "comparison", "significance_testing",
+                        "decomposition", "counterfactual"),
+    }
+    every = {t for types in ANALYSIS_TYPES.values() for t in types}
+    assert len(every) == 8
+    assert "knowledge_retrieval" not in every
+    # a trend needs a time axis; rankings, comparisons, tests and breakdowns need groups
+    assert {t for t in every if t not in ANALYSIS_TYPES["temporal"]} == {
+        "ranking", "comparison", "significance_testing", "decomposition"}
 
 
 def test_enumerate_skeletons(shop):
@@ -126,16 +148,27 @@ def test_mmr_first_pick_is_highest_quality(shop):
     assert q == pytest.approx(best)
 
 
+MMR_ORDER = [
+    ("avg_order_value__state__capital_override__exclude_tests", 0.9625),
+    ("paid_rate__ordered_at__paid_definition", 0.7775),
+    ("avg_order_value__city__exclude_tests", 0.7375),
+    ("avg_order_value__city__capital_override", 0.704167),
+    ("avg_order_value__state__capital_override", 0.679167),
+]
+
+
 def test_mmr_selection(shop):
     selected = select_skeletons(enumerate_skeletons(shop), shop, CARDINALITY, target_tasks=12)
-    # picks stop once their analysis types reach 12 (3 + 2 + 3 + 3 + 3)
-    assert [(s.id, round(q, 6)) for s, q in selected] == [
-        ("avg_order_value__state__capital_override__exclude_tests", 0.9625),
-        ("paid_rate__ordered_at__paid_definition", 0.7775),
-        ("avg_order_value__city__exclude_tests", 0.7375),
-        ("avg_order_value__city__capital_override", 0.704167),
-        ("avg_order_value__state__capital_override", 0.679167),
-    ]
+    # picks stop once their analysis types reach 12: 7 (spatial) + 4 (temporal) + 7 (spatial) = 18
+    assert [(s.id, round(q, 6)) for s, q in selected] == MMR_ORDER[:3]
+    assert [len(s.analysis_types) for s, _ in selected] == [7, 4, 7]
+
+
+@pytest.mark.parametrize(("target", "picks"), [(11, 2), (12, 3), (18, 3), (19, 4), (25, 4), (26, 5), (32, 5)])
+def test_mmr_stops_once_the_target_is_reached(shop, target, picks):
+    # planned types after each pick: 7, 11, 18, 25, 32; a target met exactly stops there
+    selected = select_skeletons(enumerate_skeletons(shop), shop, CARDINALITY, target_tasks=target)
+    assert [(s.id, round(q, 6)) for s, q in selected] == MMR_ORDER[:picks]
 
 
 def test_coverage_with_tiny_target(shop):
@@ -163,8 +196,17 @@ def test_selection_deterministic(demo_catalog):
     shuffled = select_skeletons(list(reversed(candidates)), demo_catalog, cardinality, target_tasks=40)
     assert first == again
     assert [s.id for s, _ in shuffled] == [s.id for s, _ in first]
-    # MMR stops once the planned analysis types reach the target of 40
-    assert (len(first), sum(len(s.analysis_types) for s, _ in first)) == (14, 42)
+    # MMR stops at the first pick whose planned analysis types reach the target of 40 ...
+    planned = list(accumulate(len(s.analysis_types) for s, _ in first))
+    n_mmr = next(i for i, p in enumerate(planned, start=1) if p >= 40)
+    assert n_mmr >= 2 and planned[n_mmr - 2] < 40 <= planned[n_mmr - 1] <= 40 + 6
+    # ... then each coverage pick brings a metric or a rule that no earlier pick had
+    for i in range(n_mmr, len(first)):
+        s = first[i][0]
+        earlier = [e for e, _ in first[:i]]
+        assert s.metric not in {e.metric for e in earlier} or set(s.rules) - {r for e in earlier for r in e.rules}
+    assert {s.metric for s, _ in first} == set(demo_catalog.metrics)
+    assert {r for s, _ in first for r in s.rules} == set(demo_catalog.rules)
 
 
 def test_selection_does_not_consume_candidates(shop):

@@ -11,7 +11,7 @@
   {%- set quoted = adapter.quote(col.name) -%}
   {%- do names.append(quoted) -%}
   {%- if dptool.is_numeric_column(col) -%}
-    {%- do exprs.append('round(cast(' ~ quoted ~ ' as ' ~ dptool.type_double() ~ '), ' ~ precision ~ ') as ' ~ quoted) -%}
+    {%- do exprs.append(dptool.round_double(quoted, precision) ~ ' as ' ~ quoted) -%}
   {%- else -%}
     {%- do exprs.append('cast(' ~ quoted ~ ' as ' ~ dbt.type_string() ~ ') as ' ~ quoted) -%}
   {%- endif -%}

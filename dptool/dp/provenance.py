@@ -1,0 +1,89 @@
+"""Column lineage written where dbt docs show it: the data-product models' properties files.
+
+For every column of every data-product model, the column's entry in the model's properties file gets
+- its description: the hand-written sentence, then a **Provenance** part (kind, source columns with their
+  edge types, the expression, and for a derived column the SQL that computes it from the tables), and
+- `config.meta.dptool.provenance`: the same as data (derived, kind, expression, edges), for tools.
+dbt docs shows both on the column. Columns the SQL has and the file lacks are added. Rewriting is
+idempotent (the provenance part is replaced, never appended twice); the file's header comment is kept,
+other comments are not (PyYAML keeps none).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from dptool.dp import yamlio
+from dptool.dp.lineage import UNRESOLVED, ColumnLineage, rename_tables
+from dptool.dp.products import PROVENANCE_MARK, ModelLineage, ProjectProducts, human_description
+from dptool.errors import DptoolError
+
+
+def write_provenance(project_dir: str | Path, products: ProjectProducts, dialect: str) -> list[Path]:
+    """Update the properties file of every data-product model; return the files that changed."""
+    project_dir = Path(project_dir)
+    by_file: dict[str, list[ModelLineage]] = {}
+    for model in products.models.values():
+        path = model.properties_path or str(Path(model.sql_path).with_name(f"_{model.name}__provenance.yml"))
+        by_file.setdefault(path, []).append(model)
+    changed = []
+    for relative, models in sorted(by_file.items()):
+        path = project_dir / relative
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        try:
+            data = yaml.safe_load(text) if text else None
+        except yaml.YAMLError as exc:
+            raise DptoolError(f"{relative}: not valid YAML ({' '.join(str(exc).split())[:120]})") from None
+        data = data if isinstance(data, dict) else {"version": 2}
+        entries = data.setdefault("models", [])
+        for model in sorted(models, key=lambda m: m.name):
+            entry = next((e for e in entries if isinstance(e, dict) and e.get("name") == model.name), None)
+            if entry is None:
+                entry = {"name": model.name}
+                entries.append(entry)
+            entry["columns"] = _columns(entry.get("columns") or [], model, products.table_names, dialect)
+        if yamlio.write(path, data, yamlio.header(text)):
+            changed.append(path)
+    return changed
+
+
+def _columns(existing: list, model: ModelLineage, names: dict[str, str], dialect: str) -> list[dict]:
+    by_name = {c.get("name"): c for c in existing if isinstance(c, dict)}
+    result = []
+    for name, col in model.columns.items():
+        entry = dict(by_name.pop(name, None) or {"name": name})
+        human = human_description(str(entry.get("description") or ""))
+        entry["description"] = (human + "\n\n" if human else "") + describe(col, names, dialect)
+        config = entry.setdefault("config", {})
+        meta = config.setdefault("meta", {})
+        dptool = meta.setdefault("dptool", {})
+        dptool["provenance"] = {
+            "derived": col.derived,
+            "kind": col.kind,
+            "through_join": col.through_join,
+            "expression": col.expression,
+            "edges": [yamlio.Flow(source=_source(e.relation, e.column, names), type=e.type) for e in col.edges],
+        }
+        result.append(entry)
+    result.extend(by_name.values())  # documented columns the SQL no longer has: the user's to remove
+    return result
+
+
+def _source(relation: str, column: str, names: dict[str, str]) -> str:
+    return f"{names.get(relation, relation.rpartition('.')[2])}.{column}" if relation else column
+
+
+def describe(col: ColumnLineage, names: dict[str, str], dialect: str) -> str:
+    """The markdown a column's docs show under its description."""
+    sources = ", ".join(f"`{_source(e.relation, e.column, names)}` ({e.type})" for e in col.edges) or "no source column"
+    what = "derived" if col.derived else "non-derived"
+    how = f"{what}, {col.kind}" + (", through a join" if col.through_join else "")
+    lines = [f"{PROVENANCE_MARK} ({how}) from {sources}.", "", f"Expression: `{col.expression}`"]
+    if any(e.type == UNRESOLVED for e in col.edges):
+        lines += ["", "Some sources are unresolved: sqlglot could not tie them to a column of catalog.json."]
+    if col.derived:
+        sql = rename_tables(col.provenance, names).sql(dialect, pretty=True)
+        lines += ["", "```sql", sql, "```"]
+    return "\n".join(lines)

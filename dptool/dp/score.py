@@ -1,0 +1,248 @@
+"""DP-Bench §5: the metrics of a predicted data product against the gold one.
+
+- Column-level (§5.1): precision, recall and F1 of the set of (table, column) pairs, per data product, then
+  macro-averaged (each of P, R and F1 averaged over data products). Two settings: non-derived columns only,
+  and with provenance columns (every column a derived column's provenance reads joins the set).
+- Derived-column similarity (§5.2): every predicted derived column against every gold one,
+  sim(x, y) = 1 - diff(x, y) / totaldiff(x, y) over the normalized ASTs of their provenance SQL, where
+  diff counts sqlglot diff's changes (insert, remove, move, update) and totaldiff all its steps (keeps too);
+  the unique pairing with the greatest total similarity (scipy's linear_sum_assignment) gives the soft true
+  positives: soft P = sum / |predicted|, soft R = sum / |gold|, soft F1 their harmonic mean; macro-averaged.
+- Execution accuracy, oracle (§5.3, Table 6): a question counts as answered when the predicted data product
+  holds every column its gold SQL reads (its columns with provenance); accuracy over all questions.
+- The Hard subset (§4.5): data products over databases with at least 50 columns.
+
+A data product present in GOLD and missing from PRED is scored as an empty prediction (P = R = F1 = 0).
+A data product whose gold side of a metric is empty (e.g. no derived columns) is left out of that metric's
+average: recall is undefined there; every summary says over how many data products it averages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from sqlglot import exp
+from sqlglot.diff import Keep, diff
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.normalize import normalize
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+from sqlglot.optimizer.pushdown_projections import pushdown_projections
+from sqlglot.optimizer.qualify import qualify
+
+from dptool.dp import dpjson
+from dptool.dp.lineage import parse, source_columns
+from dptool.errors import DptoolError
+
+HARD_MIN_COLUMNS = 50
+# Operands whose order does not change the value: sorted, so `a = b` and `b = a` get one AST.
+_COMMUTATIVE = (exp.Add, exp.Mul, exp.EQ, exp.NEQ, exp.And, exp.Or)
+
+
+@dataclass(frozen=True)
+class PRF:
+    precision: float
+    recall: float
+    f1: float
+
+
+def prf(true_positives: float, n_predicted: int, n_gold: int) -> PRF | None:
+    """P, R and F1 from (soft) true positives; None when the gold side is empty (nothing to find)."""
+    if n_gold == 0:
+        return None
+    precision = true_positives / n_predicted if n_predicted else 0.0
+    recall = true_positives / n_gold if n_gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return PRF(precision, recall, f1)
+
+
+def set_prf(predicted: set, gold: set) -> PRF | None:
+    return prf(len(predicted & gold), len(predicted), len(gold))
+
+
+def normalized_ast(sql: str, dialect: str, schema: dict | None = None) -> exp.Expression:
+    """The provenance SQL as an AST in the canonical form DP-Bench compares.
+
+    Columns are qualified (with the database's schema when given), then aliases are eliminated (table
+    aliases give way to table names; projection aliases are dropped), predicates are put in disjunctive
+    normal form, and operands of commutative operators are sorted.
+    """
+    tree = parse(sql, dialect)
+    for node in tree.walk():
+        node.comments = None
+    tree = normalize_identifiers(tree, dialect=dialect)
+    with contextlib.suppress(SqlglotError):  # unqualifiable (e.g. unknown tables): compare it as written
+        tree = qualify(tree, dialect=dialect, schema=schema, validate_qualify_columns=False, identify=False,
+                       quote_identifiers=False)
+    tree = _eliminate_aliases(tree)
+    tree = normalize(tree, dnf=True)
+    return _sort_commutative(tree)
+
+
+def _eliminate_aliases(tree: exp.Expression) -> exp.Expression:
+    for select in tree.find_all(exp.Select):
+        renames = {}
+        for table in select.find_all(exp.Table):
+            if table.alias and table.find_ancestor(exp.Select) is select:
+                renames[table.alias] = table.name
+                table.set("alias", None)
+        for column in select.find_all(exp.Column):
+            if column.table in renames:
+                column.set("table", exp.to_identifier(renames[column.table]))
+    for alias in list(tree.find_all(exp.Alias)):
+        alias.replace(alias.this)
+    return tree
+
+
+def _sort_commutative(node: exp.Expression) -> exp.Expression:
+    """Bottom-up, so each operand is already in canonical form when its parent sorts by text."""
+    for key, value in list(node.args.items()):
+        if isinstance(value, exp.Expression):
+            node.set(key, _sort_commutative(value))
+        elif isinstance(value, list):
+            node.set(key, [_sort_commutative(v) if isinstance(v, exp.Expression) else v for v in value])
+    if isinstance(node, exp.And | exp.Or):
+        operands = sorted(node.flatten(), key=lambda e: e.sql())
+        result = operands[0]
+        for operand in operands[1:]:
+            result = type(node)(this=result, expression=operand)
+        return result
+    if isinstance(node, _COMMUTATIVE) and node.expression is not None:
+        left, right = sorted((node.this, node.expression), key=lambda e: e.sql())
+        return type(node)(this=left, expression=right)
+    return node
+
+
+def similarity(x: exp.Expression, y: exp.Expression) -> float:
+    """1 - diff/totaldiff: the share of sqlglot diff's steps that keep a node as it is."""
+    edits = diff(x, y)
+    changes = sum(1 for e in edits if not isinstance(e, Keep))
+    return 1.0 - changes / len(edits) if edits else 1.0
+
+
+def derived_pairing(predicted: list[exp.Expression], gold: list[exp.Expression]) -> tuple[float, list[tuple]]:
+    """The unique pairing of predicted and gold derived columns with the greatest total similarity.
+
+    Returns the total and the pairs (predicted index, gold index, similarity), predicted order.
+    """
+    if not predicted or not gold:
+        return 0.0, []
+    matrix = np.array([[similarity(p, g) for g in gold] for p in predicted])
+    rows, cols = linear_sum_assignment(matrix, maximize=True)
+    pairs = [(int(r), int(c), float(matrix[r, c])) for r, c in zip(rows, cols, strict=True)]
+    return float(sum(s for _, _, s in pairs)), pairs
+
+
+def question_columns(sql: str, db: dpjson.Database, dialect: str) -> set[dpjson.ColumnRef]:
+    """The (table, column)s of the database that a question's gold SQL reads.
+
+    Projections of CTEs and subqueries that nothing reads are pruned first: a column a query only carries
+    along is not one it uses.
+    """
+    tree = qualify(parse(sql, dialect), dialect=dialect, schema=db.schema(), validate_qualify_columns=False,
+                   allow_partial_qualification=True, identify=False, quote_identifiers=False)
+    with contextlib.suppress(SqlglotError):  # pruning needs resolved stars; without it every column counts
+        tree = pushdown_projections(tree)
+    return {(table, column.lower()) for table, column in source_columns(tree)}
+
+
+def with_source_columns(dp: dpjson.DataProduct, db: dpjson.Database, dialect: str) -> dpjson.DataProduct:
+    """The data product with every derived column's source_columns listed (read from its provenance SQL
+    with the database's schema where the file left them empty)."""
+    tables = []
+    for table in dp.tables:
+        derived = []
+        for d in table.derived_columns:
+            if not d.source_columns:
+                with contextlib.suppress(DptoolError, SqlglotError):  # unreadable: it reads nothing we can name
+                    sources = tuple(sorted(question_columns(d.provenance, db, dialect)))
+                    d = dpjson.DerivedColumn(d.name, d.provenance, sources, d.description)
+            derived.append(d)
+        tables.append(dpjson.DPTable(table.name, table.columns, tuple(derived)))
+    return dpjson.DataProduct(dp.id, dp.db_id, dp.request, tuple(tables), dp.questions, dp.dbt_models)
+
+
+@dataclass
+class DPScore:
+    dp_id: str
+    db_id: str
+    hard: bool
+    non_derived: PRF | None
+    with_provenance: PRF | None
+    derived: PRF | None
+    questions: int
+    answerable: int
+    pairs: list[tuple[str, str, float]] = field(default_factory=list)  # (predicted, gold, similarity)
+    missing: list[str] = field(default_factory=list)  # per unanswerable question, the columns it lacks
+
+
+@dataclass
+class Report:
+    scores: list[DPScore]
+    unmatched: list[str]  # predicted data products with no gold
+
+    def summary(self, hard_only: bool = False) -> dict:
+        """Macro averages (and the number of data products each is over) for the whole set or Hard."""
+        chosen = [s for s in self.scores if s.hard or not hard_only]
+        result: dict = {"data_products": len(chosen)}
+        for name in ("non_derived", "with_provenance", "derived"):
+            values = [getattr(s, name) for s in chosen if getattr(s, name) is not None]
+            result[name] = {"n": len(values), **({k: sum(getattr(v, k) for v in values) / len(values)
+                                                   for k in ("precision", "recall", "f1")} if values else {})}
+        questions = sum(s.questions for s in chosen)
+        answered = sum(s.answerable for s in chosen)
+        result["execution_accuracy_oracle"] = {"questions": questions, "answerable": answered,
+                                               "accuracy": answered / questions if questions else None}
+        return result
+
+    def to_dict(self) -> dict:
+        return {"all": self.summary(), "hard": self.summary(hard_only=True), "unmatched_predictions": self.unmatched,
+                "data_products": [asdict(s) for s in self.scores]}
+
+
+def score(pred: dpjson.Document, gold: dpjson.Document, hard_min_columns: int = HARD_MIN_COLUMNS) -> Report:
+    """Score every gold data product against the predicted one with the same id."""
+    by_id = {dp.id: dp for dp in pred.data_products}
+    scores = []
+    for g in sorted(gold.data_products, key=lambda d: d.id):
+        db = gold.databases.get(g.db_id)
+        if db is None:
+            raise DptoolError(f"gold data product {g.id!r}: the file has no database {g.db_id!r} "
+                              "(needed for the Hard subset and the questions' columns)")
+        p = by_id.get(g.id) or dpjson.DataProduct(g.id, g.db_id, "", ())
+        scores.append(_score_one(p, pred.dialect, g, gold.dialect, db, hard_min_columns))
+    unmatched = sorted(set(by_id) - {g.id for g in gold.data_products})
+    return Report(scores, unmatched)
+
+
+def _score_one(p: dpjson.DataProduct, p_dialect: str, g: dpjson.DataProduct, g_dialect: str,
+               db: dpjson.Database, hard_min_columns: int) -> DPScore:
+    schema = db.schema()
+    p, g = with_source_columns(p, db, p_dialect), with_source_columns(g, db, g_dialect)
+    p_derived, g_derived = p.derived_columns(), g.derived_columns()
+    total, pairs = derived_pairing([_ast(d, p_dialect, schema, p.id) for d in p_derived],
+                                   [_ast(d, g_dialect, schema, g.id) for d in g_derived])
+    have = p.columns_with_provenance()
+    answerable, missing = 0, []
+    for q in g.questions:
+        lacking = question_columns(q.sql, db, g_dialect) - have
+        if lacking:
+            missing.append(", ".join(f"{t}.{c}" for t, c in sorted(lacking)))
+        else:
+            answerable += 1
+    return DPScore(
+        dp_id=g.id, db_id=g.db_id, hard=db.n_columns >= hard_min_columns,
+        non_derived=set_prf(p.columns(), g.columns()),
+        with_provenance=set_prf(have, g.columns_with_provenance()),
+        derived=prf(total, len(p_derived), len(g_derived)),
+        questions=len(g.questions), answerable=answerable,
+        pairs=[(p_derived[i].name, g_derived[j].name, s) for i, j, s in pairs], missing=missing)
+
+
+def _ast(column: dpjson.DerivedColumn, dialect: str, schema: dict, dp_id: str) -> exp.Expression:
+    try:
+        return normalized_ast(column.provenance, dialect, schema)
+    except DptoolError as exc:
+        raise DptoolError(f"data product {dp_id!r}, derived column {column.name!r}: {exc}") from None

@@ -1,0 +1,371 @@
+"""`dptool init` and `dptool rule new`: set a dbt project up for dptool, and scaffold a rule.
+
+Both only add: a line to packages.yml (or dependencies.yml) and to .gitignore, and new files. An existing
+file of the user's is never rewritten; a dry run says what would change and writes nothing. Running init
+twice changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+import dptool
+from dptool.errors import DptoolError
+
+GENERATED = ("models/dptool_gold/", "models/dptool_semantic/")
+RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
+_ID = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def package_dir() -> Path:
+    """The dptool dbt package shipped inside the installed Python package."""
+    return (Path(dptool.__file__).resolve().parent / "dbt_package").resolve()
+
+
+@dataclass
+class Change:
+    path: str  # relative to the project
+    action: str  # create | append | update | ok | skip
+    detail: str
+    text: str = ""  # the whole new file (create), the lines added (append), the new file (update)
+
+    def line(self, dry_run: bool, width: int = 34) -> str:
+        verb = {"create": "create", "append": "add", "update": "update"}.get(self.action)
+        what = (f"would {verb}" if dry_run else {"create": "created", "add": "added", "update": "updated"}[verb]) \
+            if verb else self.action
+        return f"  {self.path:<{width}} {what:<13} {self.detail}"
+
+
+def _project(project_dir: str | Path) -> tuple[Path, dict]:
+    root = Path(project_dir).resolve()
+    path = root / "dbt_project.yml"
+    if not path.is_file():
+        raise DptoolError(f"{root}: no dbt_project.yml here; run `dptool init` at the root of a dbt project "
+                          "(or pass --project-dir)")
+    try:
+        conf = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise DptoolError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+    if not isinstance(conf, dict) or not conf.get("name"):
+        raise DptoolError(f"{path}: no project `name`; is this a dbt project file?")
+    return root, conf
+
+
+def _paths(conf: dict, key: str, default: list[str]) -> list[str]:
+    value = conf.get(key)
+    return [str(v) for v in value] if isinstance(value, list) and value else default
+
+
+def _docs_dir(conf: dict, fallback: str) -> str:
+    """A folder dbt reads docs blocks from: any resource path, unless docs-paths narrows them."""
+    docs = conf.get("docs-paths")
+    return str(docs[0]) if isinstance(docs, list) and docs else fallback
+
+
+def plan_init(project_dir: str | Path) -> tuple[Path, dict, list[Change]]:
+    """What `dptool init` would change in the project, in order."""
+    root, conf = _project(project_dir)
+    models = _paths(conf, "model-paths", ["models"])
+    macros = _paths(conf, "macro-paths", ["macros"])
+    if "models" not in models:
+        raise DptoolError(f"{root / 'dbt_project.yml'}: model-paths is {models}; dptool writes its models under "
+                          "models/dptool_gold/ and models/dptool_semantic/, so add \"models\" to model-paths")
+    changes = [_package_change(root)]
+    if _enforces_contracts(conf.get("models")):
+        changes.append(Change("models/dptool_gold/", "note", "your models enforce contracts, which gold and semantic-"
+                              f"layer models cannot: under models: {conf['name']}: add dptool_gold: {{+contract: "
+                              "{enforced: false}} and dptool_semantic: {+contract: {enforced: false}}"))
+    else:
+        changes.append(Change("models/dptool_gold/", "ok", "nothing to configure: gold models set their own config "
+                              "(table, schema dptool_gold)"))
+    changes.append(_gitignore_change(root))
+    docs = _docs_dir(conf, models[0])
+    for rel, text, what in _examples(macros[0], docs):
+        if (root / rel).exists():
+            changes.append(Change(rel, "skip", "exists; left as it is"))
+        else:
+            changes.append(Change(rel, "create", what, text))
+    return root, conf, changes
+
+
+def _enforces_contracts(config) -> bool:
+    """Whether dbt_project.yml enforces model contracts at some level (dptool's models have none)."""
+    if not isinstance(config, dict):
+        return False
+    for key, value in config.items():
+        if key.lstrip("+") == "contract" and isinstance(value, dict) and value.get("enforced") is True:
+            return True
+        if isinstance(value, dict) and _enforces_contracts(value):
+            return True
+    return False
+
+
+def apply(root: Path, changes: list[Change]) -> None:
+    for c in changes:
+        path = root / c.path
+        if c.action == "create":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(c.text, encoding="utf-8")
+        elif c.action == "append":
+            old = path.read_text(encoding="utf-8") if path.exists() else ""
+            sep = "" if not old or old.endswith("\n") else "\n"
+            path.write_text(old + sep + c.text, encoding="utf-8")
+        elif c.action == "update":
+            path.write_text(c.text, encoding="utf-8")
+
+
+def init(project_dir: str | Path, dry_run: bool = False) -> tuple[Path, dict, list[Change]]:
+    root, conf, changes = plan_init(project_dir)
+    if not dry_run:
+        apply(root, changes)
+    return root, conf, changes
+
+
+# --- packages.yml ---------------------------------------------------------------------------------------------
+
+def _package_change(root: Path) -> Change:
+    ours = package_dir()
+    version = _version_of(ours)
+    if version != dptool.__version__:
+        raise DptoolError(f"{ours}: the dptool dbt package is version {version} and the CLI {dptool.__version__}; "
+                          "reinstall dptool")
+    target = "packages.yml"
+    if not (root / "packages.yml").exists() and _has_packages(root / "dependencies.yml"):
+        target = "dependencies.yml"
+    path = root / target
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        data = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        raise DptoolError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+    entries = (data or {}).get("packages") or []
+    if not isinstance(entries, list):
+        raise DptoolError(f"{path}: `packages` is not a list")
+    value = json.dumps(str(ours))
+    for entry in entries:
+        local = entry.get("local") if isinstance(entry, dict) else None
+        if not local:
+            continue
+        where = (root / local).resolve() if not Path(local).is_absolute() else Path(local).resolve()
+        if _name_of(where) != "dptool":
+            continue
+        if where == ours:
+            return Change(target, "ok", f"has the dptool dbt package {version} ({local})")
+        old = _version_of(where) or "?"
+        pattern = re.compile(r"(local:\s*)(['\"]?)" + re.escape(str(local)) + r"\2")
+        if not pattern.search(text):
+            raise DptoolError(f"{path}: points the dptool package at {local}; change it to {ours}")
+        new = pattern.sub(lambda m: m.group(1) + value, text, count=1)
+        return Change(target, "update", f"the dptool package: {local} ({old}) -> {ours} ({version})", new)
+    line = f"- local: {value}  # the dptool dbt package {version}, inside the installed dptool\n"
+    if not text.strip():
+        return Change(target, "create", f"- local: {ours}", "packages:\n  " + line)
+    block = re.search(r"^packages:[ \t]*(#.*)?$", text, re.M)
+    items = re.findall(r"^([ \t]*)- ", text[block.end():], re.M) if block else []
+    last_key = max((m.start() for m in re.finditer(r"^[A-Za-z_]", text, re.M)), default=-1)
+    if block is None or not items or last_key != block.start():
+        raise DptoolError(f"{path}: cannot add a line safely; add `- local: {ours}` to its packages yourself")
+    return Change(target, "append", f"- local: {ours}", items[0] + line)
+
+
+def _has_packages(path: Path) -> bool:
+    try:
+        return path.is_file() and bool((yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("packages"))
+    except yaml.YAMLError:
+        return False
+
+
+def _name_of(folder: Path) -> str:
+    try:
+        return str((yaml.safe_load((folder / "dbt_project.yml").read_text(encoding="utf-8")) or {}).get("name", ""))
+    except (OSError, yaml.YAMLError):
+        return ""
+
+
+def _version_of(folder: Path) -> str:
+    try:
+        return str((yaml.safe_load((folder / "dbt_project.yml").read_text(encoding="utf-8")) or {}).get("version", ""))
+    except (OSError, yaml.YAMLError):
+        return ""
+
+
+def _gitignore_change(root: Path) -> Change:
+    path = root / ".gitignore"
+    if not path.exists():
+        return Change(".gitignore", "skip", "none here; dptool's own folders are " + ", ".join(GENERATED))
+    have = {line.strip() for line in path.read_text(encoding="utf-8").splitlines()}
+    missing = [g for g in GENERATED if g not in have and g.rstrip("/") not in have]
+    if not missing:
+        return Change(".gitignore", "ok", "ignores " + ", ".join(GENERATED))
+    return Change(".gitignore", "append", ", ".join(missing),
+                  "# written by `dptool generate`\n" + "".join(f"{g}\n" for g in missing))
+
+
+# --- the examples ---------------------------------------------------------------------------------------------
+
+EXAMPLES_YML = """\
+# Examples of dptool declarations (written by `dptool init`; every line is a comment, so dbt ignores this file).
+# Copy what you need into your own properties files. dptool reads them from target/manifest.json.
+#
+# Metrics declared in the dbt semantic layer (semantic_models with measures; simple, ratio and derived
+# metrics) need nothing more: `dptool generate` turns them into dptool metrics, their categorical
+# dimensions and agg_time_dimension into dimensions, their entities into joins.
+#
+# version: 2
+#
+# models:
+#   # A table an agent may query, with two dimensions (temporal | spatial | categorical).
+#   - name: orders
+#     config:
+#       meta:
+#         dptool: {table: true}
+#     columns:
+#       - name: ordered_at
+#         config: {meta: {dptool: {dimension: temporal}}}
+#       - name: country
+#         config: {meta: {dptool: {dimension: spatial, label: delivery country}}}
+#       - name: order_id
+#         data_tests:
+#           - relationships:          # a join between two tables
+#               arguments: {to: ref('customers'), field: customer_id}
+#
+#   # A metric: an ephemeral model at the metric's row grain (here: one row per delivered order) whose
+#   # `value` is the aggregate SQL over its documented columns.
+#   - name: avg_delivery_days
+#     config:
+#       materialized: ephemeral
+#       meta:
+#         dptool:
+#           metric:
+#             label: Average Delivery Time
+#             value: avg(delivery_days)
+#             unit: days
+#             format: number            # number | percent | currency
+#             formula: AVG(days from purchase to delivery) over delivered orders
+#             grain: delivered orders
+#     columns:
+#       - {name: order_id}
+#       - {name: ordered_at}
+#       - {name: country}
+#       - {name: delivery_days}
+#
+# A semantic-layer metric can override what dptool derives for it:
+#
+# metrics:
+#   - name: revenue
+#     config:
+#       meta:
+#         dptool:
+#           metric: {unit: USD, format: currency, grain: paid invoices}
+"""
+
+EXAMPLE_RULE_SQL = """\
+{#- An example of a business rule, written by `dptool init`. It is inert: a macro becomes a rule once its
+    properties declare meta.dptool.rule (see dptool_example_rule.yml). `dptool rule new ID --metric M`
+    writes a new rule's macro, properties and document for you. -#}
+{% macro rule__dptool_example(metric, q) %}
+  {#- a rule changes the query spec `q` of a metric and returns it: q.where, q.having, q.group_by,
+      q.columns (row-level columns redefined by name) and q.value (the aggregate) -#}
+  {% do q.where.append("delivery_days <= 60") %}
+  {{ return(q) }}
+{% endmacro %}
+"""
+
+EXAMPLE_RULE_YML = """\
+# The properties that would make the example macro a rule (written by `dptool init`; every line is a comment).
+#
+# version: 2
+#
+# macros:
+#   - name: rule__dptool_example
+#     description: '{{ doc("rule__dptool_example") }}'    # the rule document: a docs block
+#     meta:
+#       dptool:
+#         rule:
+#           title: Delivery Time Outlier Exclusion
+#           type: exclusionary    # definitional | exclusionary | temporal | conditional | privacy | override
+#           effective_from: "2017-01-01"
+#           modifies: [avg_delivery_days]
+#           # applies_when: {country: BR}    # a conditional rule: the dimension value it applies to
+"""
+
+EXAMPLE_RULE_MD = """\
+{#- The document of the example rule, written by `dptool init`: what an agent must find and apply, at least
+    20 words. Rule documents may also be plain markdown files in a folder: `dptool generate --rules-dir DIR`
+    reads DIR/<rule id>.md for a rule macro without a description. -#}
+{% docs rule__dptool_example %}
+# Delivery time outliers
+
+Deliveries that took more than 60 days from purchase are data anomalies (lost parcels found later,
+manual status fixes). They leave every average of delivery time; the orders still count as delivered.
+{% enddocs %}
+"""
+
+
+def _examples(macro_dir: str, docs_dir: str) -> list[tuple[str, str, str]]:
+    return [
+        ("models/dptool_examples.yml", EXAMPLES_YML, "commented examples: a table, dimensions, a join, a metric"),
+        (f"{macro_dir}/dptool_example_rule.sql", EXAMPLE_RULE_SQL, "an example rule macro (inert until declared)"),
+        (f"{macro_dir}/dptool_example_rule.yml", EXAMPLE_RULE_YML, "its properties, commented (meta.dptool.rule)"),
+        (f"{docs_dir}/dptool_example_rule.md", EXAMPLE_RULE_MD, "its rule document (a docs block)"),
+    ]
+
+
+# --- dptool rule new ------------------------------------------------------------------------------------------
+
+def plan_rule(project_dir: str | Path, rule_id: str, metric: str, rule_type: str = "definitional",
+              title: str | None = None, rules_dir: str | None = None) -> tuple[Path, list[Change]]:
+    """The files of a new rule: its macro, its properties, and its document (a docs block, or a markdown
+    file in `rules_dir`). Refuses to touch a file that exists."""
+    root, conf = _project(project_dir)
+    rule_id = rule_id.removeprefix("rule__")
+    if not _ID.fullmatch(rule_id):
+        raise DptoolError(f"{rule_id!r}: a rule id is lower-case letters, digits and underscores, from a letter")
+    if rule_type not in RULE_TYPES:
+        raise DptoolError(f"--type {rule_type!r}: expected one of {', '.join(RULE_TYPES)}")
+    if not _ID.fullmatch(metric):
+        raise DptoolError(f"--metric {metric!r}: not a metric id")
+    macro_dir = _paths(conf, "macro-paths", ["macros"])[0] + "/dptool_rules"
+    title = title or rule_id.replace("_", " ").capitalize()
+    name = f"rule__{rule_id}"
+    sql = f"""\
+{{% macro {name}(metric, q) %}}
+  {{#- {title}: change the query spec `q` of the metric and return it. A rule that changes nothing is
+      dropped by dbt's test dptool.rule_changes_answer. For example:
+        {{% do q.where.append("amount > 0") %}}                          leave rows out
+        {{% do q.columns.update({{'amount': "amount * 0.9"}}) %}}           redefine a row-level column
+        {{% do q.update({{'value': "sum(amount) / 12"}}) %}}               redefine the aggregate
+  -#}}
+  {{{{ return(q) }}}}
+{{% endmacro %}}
+"""
+    described = rules_dir is None
+    props = ["version: 2", "", "macros:", f"  - name: {name}"]
+    if described:
+        props.append(f"    description: '{{{{ doc(\"{name}\") }}}}'")
+    props += ["    meta:", "      dptool:", "        rule:", f"          title: {json.dumps(title)}",
+              f"          type: {rule_type}", "          # effective_from: \"2024-01-01\"",
+              f"          modifies: [{metric}]",
+              "          # applies_when: {dimension_column: value}    # a conditional rule's dimension value", ""]
+    body = (f"# {title}\n\nTODO: write the rule as the business states it: what it changes in {metric}, for which "
+            "rows, from when, and why. An agent must find this document and apply it to answer correctly.\n")
+    changes = [Change(f"{macro_dir}/{name}.sql", "create", "the rule macro: make it change q", sql),
+               Change(f"{macro_dir}/{name}.yml", "create", "its properties (meta.dptool.rule)", "\n".join(props))]
+    if described:
+        docs_dir = _docs_dir(conf, macro_dir.rsplit("/", 1)[0])
+        folder = f"{docs_dir}/dptool_rules" if docs_dir != macro_dir.rsplit("/", 1)[0] else macro_dir
+        changes.append(Change(f"{folder}/{name}.md", "create", "its rule document (a docs block)",
+                              f"{{% docs {name} %}}\n{body}{{% enddocs %}}\n"))
+    else:
+        folder = Path(rules_dir)
+        rel = folder if folder.is_absolute() else Path(rules_dir)
+        changes.append(Change(str(rel / f"{rule_id}.md"), "create", "its rule document (--rules-dir)", body))
+    for c in changes:
+        if (root / c.path).exists():
+            raise DptoolError(f"{root / c.path}: exists; dptool rule new never overwrites a file (choose another id)")
+    return root, changes

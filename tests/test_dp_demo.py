@@ -1,0 +1,277 @@
+"""The demo's data products end to end, on the session's throw-away copy of the demo project.
+
+Once per module, with one `dbt docs generate` and one `dbt build`: `dptool dp create` (hybrid search, and
+the LLM through the loopback Ollama server) writes two data products as models, `dbt docs generate` (of the
+data products and what they read) compiles them and writes catalog.json, `dptool dp provenance
+--no-docs-generate` writes every data-product column's lineage into the properties files, and `dbt build`
+materializes the created data products (its parse puts the new descriptions in the manifest dbt docs serves).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import duckdb
+import pytest
+import sqlglot
+from click.testing import CliRunner
+from sqlglot import exp
+
+from dptool.cli import main
+from dptool.dp import bench, dpjson
+from dptool.dp.products import load_products
+from dptool.dp.score import score
+from tests.conftest import REPO
+from tests.ollama_server import OllamaServer
+
+PROPERTIES = "models/ecommerce/data_products/_ecommerce__data_products.yml"
+REQUEST = "Collect data on delivery performance: how many days orders take to reach the customer, by customer state."
+LLM_REPLY = {
+    "reasoning": "Delivery time needs purchase and delivery dates; the state comes from customers.",
+    "tables": [{"table_name": "orders", "columns": ["order_id", "customer_id", "order_purchase_timestamp",
+                                                    "order_delivered_customer_date", "order_speed"]},
+               {"table_name": "customers", "columns": ["customer_id", "customer_state"]}],
+    "derived_columns": [
+        {"column_name": "avg_delivery_days", "description": "Average days to deliver, per state.",
+         "table_name": "customers",
+         "sql": "SELECT c.customer_state, AVG(DATE_DIFF('day', o.order_purchase_timestamp, "
+                "o.order_delivered_customer_date)) FROM orders AS o JOIN customers AS c "
+                "ON c.customer_id = o.customer_id GROUP BY c.customer_state"},
+        {"column_name": "is_fast", "description": "", "sql": "SELECT order_speed > 3 FROM orders"},
+    ],
+}
+
+
+def _invoke(*args: str, env: dict | None = None):
+    result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def dp(demo_project, tmp_path_factory):
+    root = str(demo_project.project_dir)
+    hybrid = _invoke("dp", "create", REQUEST, "--name", "late_deliveries", "--domain", "ecommerce",
+                     "--project-dir", root)
+    with OllamaServer() as server:
+        server.chat_replies.append({"content": json.dumps(LLM_REPLY)})
+        llm = _invoke("dp", "create", REQUEST, "--method", "llm", "--llm", "ollama:test-model", "--name",
+                      "llm_deliveries", "--domain", "ecommerce", "--project-dir", root, env={"OLLAMA_HOST": server.url})
+    # only the data products and what they read: a third of the time of the whole project's docs
+    demo_project.run("docs", "generate", "--select", "+path:models/ecommerce/data_products", "+tag:dptool_dp")
+    target = demo_project.project_dir / "target"
+    compiled = json.loads((target / "manifest.json").read_text(encoding="utf-8"))  # every model's compiled SQL
+    catalog = json.loads((target / "catalog.json").read_text(encoding="utf-8"))
+    provenance = _invoke("dp", "provenance", "--no-docs-generate", "--project-dir", root)
+    built = demo_project.run("build", "--select", "tag:dptool_dp")
+    out = tmp_path_factory.mktemp("dp")
+    gold = load_products(compiled, catalog, "duckdb").document
+    dpjson.write(gold, out / "gold.json")
+    manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))  # what `dbt docs serve` shows
+    return SimpleNamespace(root=demo_project.project_dir, hybrid=hybrid, llm=llm, built=built, provenance=provenance,
+                           manifest=manifest, gold=gold, out=out)
+
+
+def test_at_least_six_data_products_each_with_a_request_questions_and_derived_columns(dp):
+    products = dp.gold.data_products
+    assert len(products) >= 6
+    for product in products:
+        sentences = [s for s in re.split(r"(?<=\.)\s+", product.request) if s]
+        assert 2 <= len(sentences) <= 4, (product.id, sentences)
+        assert product.request.startswith("Collect data that will allow queries on")
+        assert len(product.questions) >= 2 and product.derived_columns(), product.id
+    multi = [p for p in products if len(p.dbt_models) > 1]
+    assert multi, "one data product spans several models"
+
+
+def _relations(manifest: dict, names: set[str]) -> dict[str, str]:
+    nodes = manifest["nodes"].values()
+    return {n["name"]: n["relation_name"] for n in nodes if n.get("name") in names and n.get("relation_name")}
+
+
+def _run(con, sql: str, relations: dict[str, str]):
+    tree = sqlglot.parse_one(sql, read="duckdb")
+    for table in tree.find_all(exp.Table):
+        if not table.db and table.name in relations:
+            real = sqlglot.to_table(relations[table.name], dialect="duckdb")
+            table.set("db", real.args.get("db"))
+            table.set("catalog", real.args.get("catalog"))
+    return con.execute(tree.sql("duckdb")).fetchall()
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return math.isclose(float(a), float(b), rel_tol=1e-9)
+    return a == b
+
+
+def test_every_question_s_gold_sql_and_its_answer_from_the_data_product_agree(dp):
+    tables = {t.name for db in dp.gold.databases.values() for t in db.tables}
+    models = {m.split(".")[-1] for p in dp.gold.data_products for m in p.dbt_models}
+    relations = _relations(dp.manifest, tables | models)
+    con = duckdb.connect(str(dp.root / "dptool_demo.duckdb"), read_only=True)
+    try:
+        for product in dp.gold.data_products:
+            for q in product.questions:
+                gold, mine = _run(con, q.sql, relations), _run(con, q.dp_sql, relations)
+                assert gold and len(gold) == len(mine), q.question
+                pairs = [(a, b) for ra, rb in zip(gold, mine, strict=True) for a, b in zip(ra, rb, strict=True)]
+                assert all(_same(a, b) for a, b in pairs), (q.question, gold, mine)
+    finally:
+        con.close()
+
+
+def test_the_gold_data_products_hold_every_column_their_questions_read(dp):
+    summary = score(dp.gold, dp.gold).summary()
+    assert summary["execution_accuracy_oracle"]["accuracy"] == 1.0
+    assert summary["execution_accuracy_oracle"]["questions"] == sum(len(p.questions) for p in dp.gold.data_products)
+    assert all(summary[k]["f1"] == 1.0 for k in ("non_derived", "with_provenance", "derived"))
+
+
+def _column(dp, model: str, column: str) -> dict:
+    return dp.manifest["nodes"][f"model.dptool_demo.{model}"]["columns"][column]
+
+
+def test_dbt_docs_show_each_column_s_sources_and_expression(dp):
+    ratio = _column(dp, "dp_seller_scorecard", "freight_to_price_ratio")
+    assert ratio["description"].startswith("Freight charged per BRL of item price.\n\n**Provenance** (derived, "
+                                           "aggregate, through a join) from `order_items.freight_value` (aggregate), "
+                                           "`order_items.price` (aggregate).")
+    assert "Expression: `it.freight_revenue / NULLIF(it.item_revenue, 0)`" in ratio["description"]
+    assert "```sql\nWITH items AS (" in ratio["description"] and "FROM sellers AS s" in ratio["description"]
+    edges = ratio["meta"]["dptool"]["provenance"]["edges"]
+    assert edges == [{"source": "order_items.freight_value", "type": "aggregate"},
+                     {"source": "order_items.price", "type": "aggregate"}]
+    # through the payments model into the table it reads (lineage across models)
+    assert _column(dp, "dp_order_payment_totals", "order_id")["meta"]["dptool"]["provenance"]["edges"] == [
+        {"source": "order_payments.order_id", "type": "pass-through"}]
+    state = _column(dp, "dp_delivery_performance", "customer_state")["meta"]["dptool"]["provenance"]
+    assert (state["derived"], state["through_join"], state["kind"]) == (True, True, "pass-through")
+    assert _column(dp, "dp_category_sales", "category")["meta"]["dptool"]["provenance"]["kind"] == "rename"
+    for node in dp.manifest["nodes"].values():
+        if node.get("meta", {}).get("dptool", {}).get("data_product"):
+            assert all("provenance" in c["meta"]["dptool"] for c in node["columns"].values()), node["name"]
+    assert "edges: aggregate" in dp.provenance and "pass-through" in dp.provenance
+
+
+def test_the_committed_properties_file_is_what_dptool_dp_provenance_writes(dp):
+    written = (dp.root / PROPERTIES).read_text(encoding="utf-8")
+    assert written == (REPO / PROPERTIES).read_text(encoding="utf-8"), "run `dptool dp provenance` and commit"
+    assert f"wrote {PROPERTIES}" not in dp.provenance
+    assert "wrote models/dptool_dp/llm_deliveries/_llm_deliveries.yml" in dp.provenance  # created ones get it too
+
+
+def test_created_data_products_are_dbt_models_that_build(dp):
+    assert "Hybrid search (BM25 only), threshold 0.2" in dp.hybrid
+    assert "ollama:test-model, prompt dp_create_v1, 1 replies" in dp.llm
+    assert "dropped (not in the database): column orders.order_speed" in dp.llm
+    assert "dropped (not in the database): derived column is_fast (Column 'order_speed'" in dp.llm
+    assert dp.built and all(r.status == "success" for r in dp.built if r.resource_type == "model")
+    names = {r.name for r in dp.built if r.resource_type == "model"}
+    assert {"llm_deliveries__orders", "llm_deliveries__customers", "llm_deliveries__avg_delivery_days"} <= names
+    assert any(n.startswith("late_deliveries__") for n in names)
+    con = duckdb.connect(str(dp.root / "dptool_demo.duckdb"), read_only=True)
+    try:
+        rows = con.execute("select count(*), count(avg_delivery_days) from dptool_dp.llm_deliveries__avg_delivery_days"
+                           ).fetchone()
+    finally:
+        con.close()
+    assert rows[0] > 10 and rows[0] == rows[1]  # one row per state, each with its average
+    saved = dpjson.read(dp.root / "models/dptool_dp/llm_deliveries/llm_deliveries.dp.json")
+    [product] = saved.data_products
+    assert [d.name for d in product.derived_columns()] == ["avg_delivery_days"]
+
+
+def test_export_reads_created_data_products_back_through_their_lineage(dp):
+    out = dp.out / "created.json"
+    output = _invoke("dp", "export", "--created", "--no-docs-generate", "--out", str(out), "--project-dir",
+                     str(dp.root))
+    assert "-> " in output
+    created = {p.id: p for p in dpjson.read(out).data_products}
+    assert set(created) == {"late_deliveries", "llm_deliveries"}
+    llm = created["llm_deliveries"]
+    assert ("orders", "order_purchase_timestamp") in llm.columns()
+    # the derived model's group key (customer_state, reached through a join) is derived too, read back from dbt
+    derived = {d.name: d for d in llm.derived_columns()}
+    assert set(derived) == {"avg_delivery_days", "customer_state"}
+    assert {("orders", "order_delivered_customer_date"), ("customers", "customer_state")} <= set(
+        derived["avg_delivery_days"].source_columns)
+
+
+def test_bench_builds_the_baselines_table_in_one_command(dp):
+    out = dp.out / "bench"
+    with OllamaServer() as server:
+        reply = {"content": json.dumps(LLM_REPLY)}
+        server.chat_replies.extend([reply] * len(dp.gold.data_products))
+        output = _invoke("dp", "bench", "--gold", str(dp.out / "gold.json"), "--out", str(out), "--llm",
+                         "ollama:test-model", "--embed-model", "ollama:test-model", env={"OLLAMA_HOST": server.url})
+    table = (out / "dp_bench.md").read_text(encoding="utf-8")
+    assert table.strip() in output
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert [r.split(" | ")[0][2:] for r in rows] == ["No search", "Hybrid search (dense test-model 0.8 + BM25 0.2)",
+                                                      "LLM (test-model)", "Ground truth"]
+    cells = {r.split(" | ")[0][2:]: r.split(" | ")[1:] for r in rows}
+    assert cells["No search"][1] == "1.00" and cells["No search"][4] == "1.00"  # recall: the whole database
+    assert cells["No search"][6:9] == ["—", "—", "—"]  # search writes no derived column
+    assert cells["Ground truth"] == ["1.00"] * 9 + ["100.0% |"]
+    data = json.loads((out / "dp_bench.json").read_text(encoding="utf-8"))
+    assert [r["method"] for r in data["table"]["all"]] == [r.split(" | ")[0][2:] for r in rows]
+    assert (out / "predictions_llm_test_model.json").is_file()
+
+
+def test_bundle_tasks_that_a_data_product_answers_join_its_questions(tmp_path):
+    gold = dpjson.read(Path(__file__).parent / "fixtures" / "dp" / "score_gold.json")
+    tasks = [{"domain": "shop", "question": "How many orders are done?",
+              "gold_sql": "SELECT COUNT(*) FROM \"shop\".\"orders\" WHERE status = 'done'"},
+             {"domain": "shop", "question": "Names?", "gold_sql": "SELECT name FROM shop.customers"},
+             {"domain": "shop", "question": "Knowledge only", "gold_sql": None}]
+    (tmp_path / "tasks.jsonl").write_text("\n".join(json.dumps(t) for t in tasks) + "\n", encoding="utf-8")
+    enriched, added = bench.add_bundle_questions(gold, tmp_path)
+    by_id = {p.id: p for p in enriched.data_products}
+    assert added == 2
+    assert [q.question for q in by_id["shop_sales"].questions][-1] == "How many orders are done?"
+    assert by_id["shop_sales"].questions[-1].sql == "SELECT COUNT(*) FROM \"orders\" WHERE status = 'done'"
+    assert [q.question for q in by_id["shop_people"].questions][-1] == "Names?"
+    assert len(by_id["tiny_stock"].questions) == 1
+
+
+def _fails(*args: str) -> str:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    [line] = result.output.splitlines()
+    return line
+
+
+def test_cli_errors_are_one_line(dp, tmp_path):
+    root = str(dp.root)
+    assert _fails("dp", "create", "x", "--domain", "nowhere", "--project-dir", root).startswith(
+        "error: --domain 'nowhere': no agent-visible tables there (domains: ")
+    assert _fails("dp", "create", "x", "--domain", "ecommerce", "--method", "llm", "--llm", "none",
+                  "--project-dir", root) == ("error: --method llm needs an LLM: --llm ollama:MODEL, $DPTOOL_LLM or "
+                                             "dbt_project.yml vars.dptool.llm")
+    (tmp_path / "target").mkdir()
+    (tmp_path / "dbt_project.yml").write_text("name: bare\n", encoding="utf-8")
+    (tmp_path / "target" / "manifest.json").write_text(json.dumps(dp.manifest), encoding="utf-8")
+    assert _fails("dp", "export", "--no-docs-generate", "--project-dir", str(tmp_path)) == (
+        f"error: {tmp_path / 'target' / 'catalog.json'}: no catalog; run `dbt build` then `dbt docs generate` "
+        "(or `dptool dp provenance`)")
+
+
+def test_import_writes_a_dp_bench_file_as_models_over_the_project_s_tables(dp, tmp_path):
+    output = _invoke("dp", "import", str(dp.out / "gold.json"), "--out-dir", str(tmp_path), "--project-dir",
+                     str(dp.root))
+    assert output.count(" files in ") == len(dp.gold.data_products)
+    folder = tmp_path / "seller_scorecard"
+    select = (folder / "seller_scorecard__sellers.sql").read_text(encoding="utf-8")
+    assert select.endswith("select\n    seller_id,\n    seller_city,\n    seller_state\nfrom {{ ref('sellers') }}\n")
+    ratio = (folder / "seller_scorecard__freight_to_price_ratio.sql").read_text(encoding="utf-8")
+    assert "FROM {{ ref('sellers') }} AS s" in ratio and "FROM {{ ref('order_items') }} AS i" in ratio
+    body = re.sub(r"\{\{ ref\('(\w+)'\) \}\}", r"\1", ratio.split("\n", 2)[2])
+    assert [s.alias_or_name for s in sqlglot.parse_one(body, read="duckdb").selects] == ["freight_to_price_ratio"]
+    again = dpjson.read(folder / "seller_scorecard.dp.json")
+    assert again.data_products[0].columns() == next(p for p in dp.gold.data_products
+                                                    if p.id == "seller_scorecard").columns()

@@ -1,0 +1,189 @@
+"""`dptool init` and `dptool rule new` on copies of the subscriptions fixture project, from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dptool import __version__
+from dptool.catalog import load_catalog
+from dptool.dbt import DbtProject
+from dptool.init import package_dir
+from tests.subscriptions import cli, copy_fixture
+
+PACKAGE_LINE = f'- local: "{package_dir()}"  # the dptool dbt package {__version__}, inside the installed dptool\n'
+EXAMPLES = ("models/dptool_examples.yml", "macros/dptool_example_rule.sql", "macros/dptool_example_rule.yml",
+            "models/dptool_example_rule.md")
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    root = copy_fixture(tmp_path / "project")
+    (root / ".gitignore").write_text("target/\ndbt_packages/\n", encoding="utf-8")
+    return root
+
+
+def test_init_sets_up_a_project(project):
+    proc = cli("init", "--project-dir", str(project))
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "packages.yml").read_text(encoding="utf-8") == "packages:\n  " + PACKAGE_LINE
+    assert (project / ".gitignore").read_text(encoding="utf-8") == (
+        "target/\ndbt_packages/\n# written by `dptool generate`\nmodels/dptool_gold/\nmodels/dptool_semantic/\n")
+    for rel in EXAMPLES:
+        assert (project / rel).is_file(), rel
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"dptool init in {project} (dbt project 'subscriptions')"
+    assert lines[-4:] == ["next:", "  dbt deps", "  dbt build", "  dptool generate"]
+    assert any(line.split()[:2] == ["packages.yml", "created"] for line in lines)
+    assert any(line.split()[:2] == ["models/dptool_gold/", "ok"] for line in lines)
+
+
+def test_init_twice_changes_nothing(project):
+    assert cli("init", "--project-dir", str(project)).returncode == 0
+    before = _files(project)
+    proc = cli("init", "--project-dir", str(project))
+    assert proc.returncode == 0
+    assert _files(project) == before
+    assert "already set up: nothing changed" in proc.stdout
+    assert all(line.split()[1] in ("ok", "skip") for line in proc.stdout.splitlines()[1:8])
+
+
+def test_dry_run_writes_nothing(project):
+    before = _files(project)
+    proc = cli("init", "--project-dir", str(project), "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert _files(project) == before
+    out = proc.stdout
+    assert "would create" in out and "would add" in out
+    assert "--- packages.yml (new text)\npackages:\n  " + PACKAGE_LINE in out + "\n"
+    assert "--- .gitignore (lines added)\n# written by `dptool generate`\nmodels/dptool_gold/" in out
+    assert out.rstrip().endswith("dry run: nothing was written")
+
+
+def test_init_adds_to_the_users_files_and_rewrites_none(project):
+    packages = ("# our packages\npackages:\n    - local: ../shared_macros   # the team's macros\n\n"
+                "# keep the list sorted\n")
+    (project / "packages.yml").write_text(packages, encoding="utf-8")
+    (project / "models" / "dptool_examples.yml").write_text("# mine\n", encoding="utf-8")
+    proc = cli("init", "--project-dir", str(project))
+    assert proc.returncode == 0, proc.stderr
+    text = (project / "packages.yml").read_text(encoding="utf-8")
+    assert text == packages + "    " + PACKAGE_LINE
+    assert yaml.safe_load(text)["packages"] == [{"local": "../shared_macros"}, {"local": str(package_dir())}]
+    assert (project / "models" / "dptool_examples.yml").read_text(encoding="utf-8") == "# mine\n"
+    assert "models/dptool_examples.yml         skip          exists; left as it is" in proc.stdout
+
+
+def test_init_repoints_a_stale_dptool_package(project, tmp_path):
+    old = tmp_path / "old_venv" / "dbt_package"
+    old.mkdir(parents=True)
+    (old / "dbt_project.yml").write_text('name: dptool\nversion: "0.0.9"\n', encoding="utf-8")
+    (project / "packages.yml").write_text(f"packages:\n  - local: {old}\n  - local: ../other\n", encoding="utf-8")
+    proc = cli("init", "--project-dir", str(project))
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "packages.yml").read_text(encoding="utf-8") == (
+        f'packages:\n  - local: "{package_dir()}"\n  - local: ../other\n')
+    assert f"the dptool package: {old} (0.0.9) -> {package_dir()} ({__version__})" in proc.stdout
+
+
+def test_init_warns_about_enforced_contracts(project):
+    conf = (project / "dbt_project.yml").read_text(encoding="utf-8")
+    conf = conf.replace("    marts:\n", "    +contract: {enforced: true}\n    marts:\n")
+    (project / "dbt_project.yml").write_text(conf, encoding="utf-8")
+    proc = cli("init", "--project-dir", str(project), "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert ("models/dptool_gold/                note          your models enforce contracts, which gold and "
+            "semantic-layer models cannot: under models: subscriptions: add dptool_gold: {+contract: {enforced: "
+            "false}} and dptool_semantic: {+contract: {enforced: false}}") in proc.stdout
+
+
+@pytest.mark.parametrize("case", ["no project", "model-paths", "packages inline"])
+def test_init_errors_are_one_line(project, tmp_path, case):
+    root = project
+    if case == "no project":
+        root = tmp_path / "empty"
+        root.mkdir()
+        expected = f"error: {root}: no dbt_project.yml here; run `dptool init` at the root of a dbt project"
+    elif case == "model-paths":
+        conf = (root / "dbt_project.yml").read_text(encoding="utf-8")
+        (root / "dbt_project.yml").write_text(conf.replace('model-paths: ["models"]', 'model-paths: ["dbt/models"]'),
+                                              encoding="utf-8")
+        expected = (f"error: {root / 'dbt_project.yml'}: model-paths is ['dbt/models']; dptool writes its models "
+                    "under models/dptool_gold/ and models/dptool_semantic/, so add \"models\" to model-paths")
+    else:
+        (root / "packages.yml").write_text("packages: []\n", encoding="utf-8")
+        expected = (f"error: {root / 'packages.yml'}: cannot add a line safely; add `- local: {package_dir()}` to "
+                    "its packages yourself")
+    before = _files(root)
+    proc = cli("init", "--project-dir", str(root))
+    assert proc.returncode == 1
+    assert proc.stderr.strip().startswith(expected), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert _files(root) == before
+
+
+def test_scaffolds_parse_and_rule_new_declares_a_rule(project):
+    """After init and `rule new`, dbt parses the project cleanly and the catalog has the new rule."""
+    assert cli("init", "--project-dir", str(project)).returncode == 0
+    proc = cli("rule", "new", "discount_cap", "--metric", "discount_rate", "--type", "override",
+               "--title", "Discount Cap", "--project-dir", str(project))
+    assert proc.returncode == 0, proc.stderr
+    assert "(metric 'discount_rate' not checked: no target/manifest.json yet)" in proc.stdout
+    macro = project / "macros" / "dptool_rules" / "rule__discount_cap.sql"
+    props = yaml.safe_load((project / "macros" / "dptool_rules" / "rule__discount_cap.yml").read_text("utf-8"))
+    assert props["macros"][0]["meta"]["dptool"]["rule"] == {"title": "Discount Cap", "type": "override",
+                                                            "modifies": ["discount_rate"]}
+    assert props["macros"][0]["description"] == '{{ doc("rule__discount_cap") }}'
+    assert (project / "macros" / "dptool_rules" / "rule__discount_cap.md").read_text("utf-8").startswith(
+        "{% docs rule__discount_cap %}\n# Discount Cap\n")
+
+    dbt = DbtProject(project)
+    dbt.run("deps")
+    dbt.run("parse")
+    log = (project / "logs" / "dbt.log").read_text(encoding="utf-8")
+    assert "Deprecat" not in log.split("Running with dbt")[-1]
+    manifest = json.loads(dbt.manifest_path.read_text(encoding="utf-8"))
+    assert "macro.subscriptions.rule__dptool_example" in manifest["macros"]  # the example: a macro, not a rule
+    docs = {d["name"] for d in manifest["docs"].values()}
+    assert {"rule__discount_cap", "rule__dptool_example"} <= docs
+    catalog = load_catalog(manifest, rule_documents={"zero_dollar_invoices": "x " * 25,
+                                                     "early_cancellation": "y " * 25})
+    rule = catalog.rules["discount_cap"]
+    assert rule.modifies == ("discount_rate",) and rule.type == "override" and rule.document.startswith("# Discount")
+    assert "dptool_example" not in catalog.rules
+
+    # with a manifest, the metric is checked; and nothing is ever overwritten
+    proc = cli("rule", "new", "other", "--metric", "mrr", "--project-dir", str(project))
+    assert proc.returncode == 1 and proc.stderr.startswith("error: --metric 'mrr' is not a metric of this project; "
+                                                           "its metrics: average_invoice_value, billings,")
+    before = macro.read_text("utf-8")
+    proc = cli("rule", "new", "discount_cap", "--metric", "discount_rate", "--project-dir", str(project))
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (f"error: {macro}: exists; dptool rule new never overwrites a file (choose "
+                                   "another id)")
+    assert macro.read_text("utf-8") == before
+
+
+def test_rule_new_with_a_rules_dir(project):
+    proc = cli("rule", "new", "rule__refund_window", "--metric", "refund_rate", "--rules-dir", "business_rules",
+               "--project-dir", str(project))
+    assert proc.returncode == 0, proc.stderr
+    props = (project / "macros" / "dptool_rules" / "rule__refund_window.yml").read_text("utf-8")
+    assert "description" not in props  # the document is the markdown file
+    doc = (project / "business_rules" / "refund_window.md").read_text("utf-8")
+    assert doc.startswith("# Refund window\n\nTODO: write the rule")
+    assert not (project / "macros" / "dptool_rules" / "rule__refund_window.md").exists()
+    dry = cli("rule", "new", "second", "--metric", "refund_rate", "--project-dir", str(project), "--dry-run")
+    assert dry.returncode == 0 and "would create" in dry.stdout
+    assert not (project / "macros" / "dptool_rules" / "rule__second.sql").exists()
+    bad = cli("rule", "new", "Bad-Id", "--metric", "refund_rate", "--project-dir", str(project))
+    assert bad.returncode == 1
+    assert bad.stderr.strip() == ("error: 'Bad-Id': a rule id is lower-case letters, digits and underscores, "
+                                  "from a letter")
