@@ -7,7 +7,8 @@ Runs on a throw-away copy of the demo project, optionally with a larger demo dat
     .venv/bin/python benchmarks/bench_generate.py --target 1000          # >= 1,000 candidate tasks
 
 Besides the stages, it runs every task's stored gold_sql and base_sql directly on the bundle's DuckDB
-file and reports `overhead`: generate's total time / (its dbt build time + that direct SQL time).
+file and reports `overhead`: generate's total time / (the time generate spent inside dbt + that direct
+SQL time), and `overhead vs dbt build`: generate's total time / (`dbt build` of the project + direct SQL).
 
 Writes benchmarks/results/generate-scale<S>.json and prints a table.
 """
@@ -49,9 +50,12 @@ def run_once(scale: float, target: int, workdir: Path) -> dict:
     result = generate(project_dir, workdir / "bundle", target_tasks=target, echo=lambda _: None, progress=False)
     timings["generate"] = time.perf_counter() - start
     timings.update({f"generate.{k}": v for k, v in result.timings.items()})
+    timings["generate: inside dbt"] = result.dbt_seconds
     timings["direct sql"] = direct_sql_seconds(result.bundle, result.tasks)
-    dbt_time = timings["generate.materialize"] + timings.get("generate.augment", 0.0)
-    timings["overhead"] = timings["generate"] / (dbt_time + timings["direct sql"])
+    # what generate costs over the work it cannot avoid: dbt building the gold models, and their SQL
+    timings["overhead"] = timings["generate"] / (result.dbt_seconds + timings["direct sql"])
+    # and over the floor of a user who runs `dbt build` and then the same SQL by hand
+    timings["overhead vs dbt build"] = timings["generate"] / (timings["dbt build"] + timings["direct sql"])
     candidates = len(result.tasks) + len(result.dropped) + sum(result.rejected.values())
     return {"timings": timings, "tasks": len(result.tasks), "dropped": len(result.dropped), "candidates": candidates}
 
@@ -101,7 +105,7 @@ def main() -> None:
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     width = max(len(n) for n in names)
     for n in names:
-        print(f"{n:<{width}}  {median[n]:8.2f}" + ("" if n == "overhead" else " s"))
+        print(f"{n:<{width}}  {median[n]:8.2f}" + ("" if n.startswith("overhead") else " s"))
     print(f"candidates {report['candidates']}, tasks {report['tasks']}, dropped {report['dropped']} "
           f"-> {out.relative_to(REPO)}")
 

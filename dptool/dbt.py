@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from argparse import Namespace
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -59,6 +60,7 @@ class DbtProject:
             )
         self.profiles_dir = Path(profiles_dir).resolve() if profiles_dir else self._default_profiles_dir()
         self.target = target
+        self.dbt_seconds = 0.0  # wall time spent inside dbt's runner, for the benchmark's overhead ratio
 
     def _default_profiles_dir(self) -> Path:
         env = os.environ.get("DBT_PROFILES_DIR")
@@ -105,10 +107,12 @@ class DbtProject:
         # dbt resolves relative paths (a DuckDB file, logs) against the working directory.
         with contextlib.chdir(self.project_dir):
             callbacks = [lambda event: on_node_done() if event.info.name == "NodeFinished" else None]
+            start = time.perf_counter()
             try:
                 outcome = dbtRunner(callbacks=callbacks if on_node_done else []).invoke(cli)
             finally:
                 _release_duckdb()
+                self.dbt_seconds += time.perf_counter() - start
         if outcome.exception is not None:
             message = " ".join(str(outcome.exception).split())
             raise DptoolError(f"dbt {args[0]} failed in {self.project_dir}: {message}")

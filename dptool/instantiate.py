@@ -113,11 +113,13 @@ def _jinja_string(text: str) -> str:
 
 def instantiate(
     skeletons: list[Skeleton], catalog: Catalog, profiles: dict[str, DimensionProfile], seed: int, dialect: str,
-    types: tuple[str, ...] | None = None, first_id: int = 1,
+    types: tuple[str, ...] | None = None, first_id: int = 1, probes: dict | None = None,
 ) -> list[Candidate]:
     """Every compatible analysis type (or those in `types`) of every skeleton, made concrete.
 
-    Ids are t_0001... from `first_id`, in skeleton order.
+    With `probes` (skeleton id -> dptool.probe.Probe), a skeleton's rules must change a month of the
+    window and, where the task reads one slice, that slice: a candidate no window or slice of which
+    the rules change is not made. Ids are t_0001... from `first_id`, in skeleton order.
     """
     out = []
     for skeleton in skeletons:
@@ -128,7 +130,8 @@ def instantiate(
             if types is not None and analysis_type not in types:
                 continue
             rng = random.Random(f"{seed}:{skeleton.id}:{analysis_type}")
-            candidate = _make(skeleton, analysis_type, catalog, profiles, time, rng, dialect)
+            probe = (probes or {}).get(skeleton.id) if skeleton.rules else None
+            candidate = _make(skeleton, analysis_type, catalog, profiles, time, rng, dialect, probe)
             if candidate is not None:
                 out.append(candidate)
     for i, c in enumerate(out, start=first_id):
@@ -137,7 +140,8 @@ def instantiate(
 
 
 def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: dict[str, DimensionProfile],
-          time: tuple[Dimension, DimensionProfile] | None, rng: random.Random, dialect: str) -> Candidate | None:
+          time: tuple[Dimension, DimensionProfile] | None, rng: random.Random, dialect: str,
+          probe=None) -> Candidate | None:
     dim = catalog.dimensions[skeleton.dimension]
     profile = profiles[dim.id]
     metric = catalog.metrics[skeleton.metric]
@@ -154,11 +158,21 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
             pool = [w for w in pool if w.months >= 6]
             if not pool:
                 return None
-        if spans:
-            window = rng.choice(pool or spans)
+        pool = pool or spans
+        if probe is not None:
+            # a task that reads one slice (or a pair) needs a window where the rule changes a slice it can read
+            values = _readable_values(skeleton, dim, profile, catalog) if analysis_type in SLICED else None
+            pool = [w for w in pool if probe.changed(_months(w), values)]
+            if not pool:
+                return None
+        if pool:
+            window = rng.choice(pool)
             where += window_predicates(time[0].column, window, encoding, dialect)
             slice_["window"] = {"start": window.start.isoformat(), "end": window.end.isoformat(),
                                 "label": window.label}
+
+    if probe is not None and not time and not probe.changed():
+        return None
 
     def make(shape: str, group_by=(), k=None, min_rows=None, **extra) -> Candidate:
         return Candidate(skeleton, analysis_type, where, list(group_by), shape, k, min_rows, slice_, window,
@@ -182,7 +196,7 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
             return None
         if analysis_type == "significance_testing" and not _is_avg(metric.value):
             return None
-        pair = _pair(skeleton, dim, profile, catalog, rng)
+        pair = _pair(skeleton, dim, profile, catalog, rng, _changes(probe, window), _has_value(probe, window))
         if pair is None:
             return None
         where.append(exp.In(this=exp.column(dim.column), expressions=[literal(v) for v in pair]).sql(dialect))
@@ -190,7 +204,7 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
         return make("stats" if analysis_type == "significance_testing" else "grouped", [dim.column])
     # point query, threshold crossing, counterfactual: one value of one slice
     if dim.kind != "temporal":
-        value = _slice_value(skeleton, dim, profile, catalog, rng)
+        value = _slice_value(skeleton, dim, profile, catalog, rng, _changes(probe, window))
         if value is None:
             return None
         where.append(equals(dim.column, value, dialect))
@@ -215,25 +229,78 @@ def _is_avg(value: str) -> bool:
     return isinstance(tree, exp.Avg)
 
 
-def _slice_value(skeleton, dim, profile, catalog, rng):
+def _frequent(profile: DimensionProfile, fact_rows: int = 0) -> list:
+    """Up to 8 slice values worth a task: values of many rows, or whose share of a small lookup table
+    stands for many of the metric's rows (`fact_rows`: Berka's eight regions live in a 77-row district
+    table, yet each holds thousands of transactions)."""
+    total = sum(n for _, n in profile.top_values) if profile.distinct <= len(profile.top_values) else 0
+    return [v for v, n in profile.top_values
+            if n >= MIN_SLICE_ROWS or (total and n / total * fact_rows >= MIN_SLICE_ROWS)][:8]
+
+
+def _fact_rows(skeleton: Skeleton, catalog: Catalog) -> int:
+    """Rows of the metric's largest table, as profiled (0 when not known)."""
+    dims = catalog.dimensions_of(catalog.metrics[skeleton.metric])
+    return max((catalog.dimension_weight.get(d.id, 0) for d in dims), default=0)
+
+
+SLICED = ("point_query", "threshold_crossing", "counterfactual", "comparison", "significance_testing")
+
+
+def _readable_values(skeleton, dim, profile, catalog) -> list | None:
+    """The slice values a sliced task may read: the value a conditional rule names, or frequent ones."""
+    if dim.kind == "temporal":
+        return None
+    named = [catalog.rules[r].applies_when[dim.column] for r in skeleton.rules
+             if dim.column in catalog.rules[r].applies_when]
+    return named[:1] or _frequent(profile, _fact_rows(skeleton, catalog))
+
+
+def _months(window: Window) -> set[tuple[int, int]]:
+    out, y, m = set(), window.start.year, window.start.month
+    while (y, m) < (window.end.year, window.end.month):
+        out.add((y, m))
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+def _changes(probe, window: Window | None):
+    """Does the rule change this slice value in the window? Always yes without a probe."""
+    if probe is None:
+        return lambda value: True
+    months = _months(window) if window else None
+    return lambda value: probe.changed(months, [value])
+
+
+def _has_value(probe, window: Window | None):
+    """Has the metric a value for this group in the window? Always yes without a probe."""
+    if probe is None:
+        return lambda value: True
+    months = _months(window) if window else None
+    return lambda value: probe.has_value(months, [value])
+
+
+def _slice_value(skeleton, dim, profile, catalog, rng, changes):
     # a rule conditional on this dimension is tested on the value it names
     for rule_id in skeleton.rules:
         wanted = catalog.rules[rule_id].applies_when.get(dim.column)
         if wanted is not None:
-            return wanted
-    frequent = [v for v, n in profile.top_values if n >= MIN_SLICE_ROWS][:8]
+            return wanted if changes(wanted) else None
+    frequent = _frequent(profile, _fact_rows(skeleton, catalog))
+    frequent = [v for v in frequent if changes(v)]
     return rng.choice(frequent) if frequent else None
 
 
-def _pair(skeleton, dim, profile, catalog, rng) -> tuple | None:
-    frequent = [v for v, n in profile.top_values if n >= MIN_SLICE_ROWS][:8]
+def _pair(skeleton, dim, profile, catalog, rng, changes, has_value) -> tuple | None:
+    frequent = _frequent(profile, _fact_rows(skeleton, catalog))
     first = next((catalog.rules[r].applies_when[dim.column] for r in skeleton.rules
                   if dim.column in catalog.rules[r].applies_when), None)
     if first is None:
-        if len(frequent) < 2:
+        changed = [v for v in frequent if changes(v)]  # the rule must change one of the two groups
+        if len(frequent) < 2 or not changed:
             return None
-        first = rng.choice(frequent)
-    others = [v for v in frequent if v != first]
+        first = rng.choice(changed)
+    others = [v for v in frequent if v != first and has_value(v)]
     if not others:
         return None
     return (first, rng.choice(others))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 import yaml
@@ -15,6 +17,7 @@ from dptool.instantiate import Candidate
 
 GOLD_DIR = Path("models") / "dptool_gold"
 GOLD_TAG = "dptool_gold"
+NO_EFFECT = "the rule does not change the answer"
 HEADER = "-- written by `dptool generate`; do not edit (the next run rewrites this folder)\n"
 
 
@@ -82,11 +85,13 @@ def write_properties(project: DbtProject, candidates, catalog, questions=None) -
 
 
 def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catalog, keep: list[Candidate] = (),
-                on_node_done=None) -> tuple[list[Built], dict]:
+                on_node_done=None, run_tests: bool = True) -> tuple[list[Built], dict]:
     """Write the gold models, build them in one dbt run, delete the files of every failure.
 
     `keep` are the candidates of earlier rounds, whose models stay as they are; with none, the folder
-    starts empty. Returns the built candidates and, per dropped task id, the reason.
+    starts empty. Without `run_tests`, dbt runs the models only (the caller checks what the rule tests
+    would: `rows_differ`); the tests stay declared for the user's `dbt build`. Returns the built
+    candidates and, per dropped task id, the reason.
     """
     folder = project.project_dir / GOLD_DIR
     if not keep and folder.exists():
@@ -98,7 +103,8 @@ def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catal
     if not candidates:
         return [], {}
 
-    results = project.run("build", "--select", *[c.task_id for c in candidates], on_node_done=on_node_done)
+    results = project.run("build" if run_tests else "run", "--select", *[c.task_id for c in candidates],
+                          on_node_done=on_node_done)
     by_model = {r.unique_id: r for r in results if r.resource_type == "model"}
     failed_tests = {r.attached_node: r for r in results if r.resource_type == "test" and r.status != "pass"}
     built, dropped = [], {}
@@ -109,14 +115,30 @@ def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catal
         if model is None or model.status != "success":
             status, message = (model.status, model.message) if model else ("not run", "")
             dropped[c.task_id] = f"model {status}" + (f": {message}" if message else "")
+        elif uid in failed_tests and failed_tests[uid].status == "error":  # the test's SQL failed: not a verdict
+            dropped[c.task_id] = f"rule test error: {failed_tests[uid].message}"
         elif uid in failed_tests:
-            dropped[c.task_id] = "the rule does not change the answer"
+            dropped[c.task_id] = NO_EFFECT
         else:
             built.append(Built(c, uid, model.relation_name or "", model.compiled_code or ""))
             continue
         (folder / f"{c.task_id}.sql").unlink()
     write_properties(project, [*keep, *(b.candidate for b in built)], catalog)
     return built, dropped
+
+
+def rows_differ(columns: list[str], rows: list[tuple], precision: int = 9) -> bool:
+    """What the rule test `dptool.rule_changes_answer` checks, on the rows read back: do the gold
+    variant's rows differ from the base's (a multiset, numbers rounded to `precision` digits)?"""
+    def norm(row: tuple) -> tuple:
+        return tuple(round(float(v), precision) if isinstance(v, int | float | Decimal) and not isinstance(v, bool)
+                     else v for v in row)
+
+    index = columns.index("variant")
+    sides = {"base": Counter(), "gold": Counter()}
+    for row in rows:
+        sides.setdefault(row[index], Counter())[norm(row[:index] + row[index + 1:])] += 1
+    return sides["gold"] != sides["base"]
 
 
 def _project_name(project: DbtProject) -> str:

@@ -21,9 +21,10 @@ from dptool.export import card, write_bundle
 from dptool.graph import build_graph, graph_stats, graph_to_json
 from dptool.instantiate import instantiate
 from dptool.knowledge import knowledge_tasks
-from dptool.materialize import GOLD_DIR, Built, materialize, write_properties
+from dptool.materialize import GOLD_DIR, NO_EFFECT, Built, materialize, rows_differ, write_properties
 from dptool.phrase import phrase
 from dptool.prepare import prepare_catalog
+from dptool.probe import probe
 from dptool.profile import profile_dimensions
 from dptool.refresh import diff, markdown, read_tasks, task_key
 from dptool.sample import enumerate_skeletons, quality, select_skeletons
@@ -41,6 +42,7 @@ class GenerateResult:
     rejected: Counter = field(default_factory=Counter)
     review: object | None = None  # dptool.judge.Review when an LLM phrased and judged
     llm_usage: dict[str, object] = field(default_factory=dict)  # stage -> dptool.llm.Usage
+    dbt_seconds: float = 0.0  # of the stages' time, spent inside dbt's runner
 
 
 class Stages:
@@ -113,8 +115,16 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         pool = enumerate_skeletons(catalog)
         selected = select_skeletons(pool, catalog, cardinality, target_tasks)
         skeletons = [s for s, _ in selected]
+    probes: dict = {}
+
+    def probe_more(more: list) -> None:
+        fresh = [s for s in more if s.rules and s.id not in probes]
+        probes.update(probe(project, fresh, catalog, profiles, connection, dialect))
+
+    with stage("probe", f"where the rules of {sum(1 for s in skeletons if s.rules)} skeletons change their metric"):
+        probe_more(skeletons)
     with stage("instantiate", f"{len(skeletons)} skeletons"):
-        candidates = instantiate(skeletons, catalog, profiles, seed, dialect)
+        candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes)
     with stage("materialize", f"dbt build of {len(candidates)} gold models and their rule tests"):
         done = _round(project, candidates, [], catalog, connection, dialect, progress, reviewer)
     with stage("augment", f"raising every analysis type to {min_per_type} per domain"):
@@ -122,7 +132,7 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         next_id = len(candidates) + 1
         for _ in range(AUGMENT_ROUNDS):
             extra = _augmentation(done.tasks, pool, used, catalog, profiles, cardinality, seed, dialect,
-                                  min_per_type, next_id)
+                                  min_per_type, next_id, probes, probe_more)
             if not extra:
                 break
             next_id += len(extra)
@@ -165,7 +175,8 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         bundle = write_bundle(Path(out), catalog=catalog, source_db=connection, tasks=tasks,
                               gold_rows=done.gold_rows, graph_json=graph_to_json(graph), card=text, extra_files=extra)
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
-                          reviewer.review if reviewer else None, dict(llm.usage) if llm else {})
+                          reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
+                          dbt_seconds=round(project.dbt_seconds, 3))
 
 
 def _round(project, candidates, keep, catalog, connection, dialect, progress, reviewer=None) -> Round:
@@ -174,15 +185,20 @@ def _round(project, candidates, keep, catalog, connection, dialect, progress, re
     With a reviewer (`dptool.judge.Reviewer`), the LLM phrases, stage 1 and the judge validate.
     """
     out = Round()
-    total = len(candidates) + sum(1 for c in candidates if c.rules or c.base_rules)
-    with click.progressbar(length=total, label="  dbt", file=None if progress else _Null()) as bar:
-        built, out.dropped = materialize(project, candidates, catalog, keep, on_node_done=lambda: bar.update(1))
+    # `dbt run`, not build: the rule test compares the rows that are read back here anyway (rows_differ),
+    # and skipping it saves a dbt node per rule task; the test stays declared for the user's `dbt build`
+    with click.progressbar(length=len(candidates), label="  dbt", file=None if progress else _Null()) as bar:
+        built, out.dropped = materialize(project, candidates, catalog, keep, on_node_done=lambda: bar.update(1),
+                                         run_tests=False)
     tasks = []
     with Warehouse.of(connection) as wh:
         mapping = {relation_key(t.relation_name, dialect): (t.domain, t.name) for t in catalog.tables.values()}
         for b in built:
             try:
                 task, rows = _task(b, catalog, wh, mapping, dialect)
+            except NoEffect:
+                out.dropped[b.candidate.task_id] = NO_EFFECT
+                continue
             except NotScorable as exc:
                 out.dropped[b.candidate.task_id] = f"not scorable: {exc}"
                 continue
@@ -206,22 +222,27 @@ def _round(project, candidates, keep, catalog, connection, dialect, progress, re
     return out
 
 
-def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, first_id):
+def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, first_id,
+                  probes, probe_more):
     """Candidates from unused skeletons for every (domain, analysis type) below the minimum."""
     have = Counter((t["domain"], t["analysis_type"]) for t in tasks)
     ranked = sorted(pool, key=lambda s: (-quality(s, catalog, cardinality, Counter(), Counter()), s.id))
-    extra = []
+    wanted = {}
     for domain in catalog.domains:
         for kind in SQL_TYPES:
             missing = min_per_type - have[(domain, kind)]
-            if missing <= 0:
-                continue
-            # three times what is missing: some candidates fail the rule test or have no scorable answer
-            options = [s for s in ranked if catalog.metrics[s.metric].domain == domain
-                       and kind in s.analysis_types and (s.id, kind) not in used]
-            made = instantiate(options, catalog, profiles, seed, dialect, types=(kind,),
-                               first_id=first_id + len(extra))
-            extra += made[: 3 * missing]
+            if missing > 0:
+                options = [s for s in ranked if catalog.metrics[s.metric].domain == domain
+                           and kind in s.analysis_types and (s.id, kind) not in used]
+                wanted[(domain, kind)] = (missing, options)
+    # the probes of the options that may be used, in one dbt compile: eight times what is missing per type
+    probe_more([s for missing, options in wanted.values() for s in options[: 8 * missing]])
+    extra = []
+    for (_domain, kind), (missing, options) in wanted.items():
+        # twice what is missing: some candidates still fail the rule test or have no scorable answer
+        made = instantiate(options[: 8 * missing], catalog, profiles, seed, dialect, types=(kind,),
+                           first_id=first_id + len(extra), probes=probes)
+        extra += made[: 2 * missing]
     for i, c in enumerate(extra, start=first_id):
         c.task_id = f"t_{i:04d}"
     return extra
@@ -231,6 +252,8 @@ def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str
     c = b.candidate
     metric = catalog.metrics[c.metric]
     columns, rows = wh.query(f"select * from {b.relation_name}")
+    if (c.rules or c.base_rules) and not rows_differ(columns, rows):
+        raise NoEffect()
     result = answer(c, metric, columns, rows)
     order_by = {"ranking": ["rank"], "series": ["period"]}.get(c.shape, list(c.group_by))
     sqls = {}
@@ -240,7 +263,8 @@ def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str
     gold_rows = [tuple(r[1:]) for r in rows if r[0] == "gold"]
     if order_by:
         index = [columns.index(col) - 1 for col in order_by]
-        gold_rows.sort(key=lambda r: tuple(r[i] for i in index))
+        # NULLs last, as the SQL orders them: a NULL group (a missing code) is a group too
+        gold_rows.sort(key=lambda r: tuple((r[i] is None, r[i]) for i in index))
     rules = c.skeleton.rules  # a counterfactual's withdrawn rule is part of the task too
     rule_types = [catalog.rules[r].type for r in rules]
     task = {
@@ -267,6 +291,10 @@ def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str
                  "group_by": c.group_by, "shape": c.shape, "k": c.k, "min_rows": c.min_rows, "period": c.period},
     }
     return task, gold_rows
+
+
+class NoEffect(Exception):
+    """The gold model's rows equal its base's: the rule test would fail."""
 
 
 class _Null:

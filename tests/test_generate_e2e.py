@@ -177,3 +177,12 @@ def test_summary_says_where_the_bundle_is_and_how_to_open_docs(demo_bundle):
 def test_gold_model_files_match_the_bundle(demo_project, tasks):
     folder = demo_project.project_dir / "models" / "dptool_gold"
     assert sorted(p.stem for p in folder.glob("t_*.sql")) == sorted(t["task_id"] for t in tasks if t["gold_sql"])
+
+
+def test_the_rule_tests_of_the_gold_models_pass_in_dbt(demo_bundle, demo_project, tasks):
+    # generate runs the gold models and checks the rule effect on the rows it reads back; the dbt tests
+    # declared beside them must agree, since `dbt build` is what a user runs
+    results = demo_project.run("test", "--select", "tag:dptool_gold")
+    assert [r.unique_id for r in results if r.status != "pass"] == []
+    tested = {r.attached_node.rsplit(".", 1)[-1] for r in results}
+    assert tested == {t["task_id"] for t in tasks if t["rule_ids"] and t["analysis_type"] != "knowledge_retrieval"}

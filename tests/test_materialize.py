@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 
 import jinja2
@@ -15,7 +16,7 @@ from jinja2 import nodes
 from dptool.catalog import load_catalog
 from dptool.dbt import DbtProject, NodeResult
 from dptool.instantiate import Candidate, Window, period_expression, window_predicates
-from dptool.materialize import GOLD_DIR, GOLD_TAG, materialize, model_sql, properties, write_properties
+from dptool.materialize import GOLD_DIR, GOLD_TAG, materialize, model_sql, properties, rows_differ, write_properties
 from dptool.sample import Skeleton
 from dptool.sql import equals, in_window
 
@@ -323,3 +324,13 @@ def test_materialize_nothing_new(tmp_path):
     props = yaml.safe_load((folder / "_dptool_gold.yml").read_text(encoding="utf-8"))
     assert [m["name"] for m in props["models"]] == ["t_0001"]
     assert (folder / "t_0001.sql").is_file()
+
+
+def test_rows_differ_is_the_rule_test_on_rows_read_back():
+    columns = ["variant", "state", "value"]
+    same = [("base", "SP", 1.0), ("base", "RJ", 2.0), ("gold", "RJ", 2.0 + 1e-12), ("gold", "SP", Decimal("1.0"))]
+    assert not rows_differ(columns, same)  # order and float noise are not a change
+    assert rows_differ(columns, [("base", "SP", 1.0), ("gold", "SP", 1.001)])
+    assert rows_differ(columns, [("base", "SP", 1.0), ("base", "RJ", 2.0), ("gold", "SP", 1.0)])  # a group left
+    assert rows_differ(columns, [("base", "SP", 1.0), ("gold", "SP", None)])  # suppressed
+    assert rows_differ(columns, [("base", "SP", 1.0), ("gold", "SP", 1.0), ("gold", "SP", 1.0)])  # a multiset
