@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from dptool.catalog import Catalog, Metric
-from dptool.knowledge import governing_passage
+from dptool.knowledge import EFFECTIVE_DATE, governing_passage
 from dptool.llm import LLM, Prompt
 from dptool.phrase import format_number, plural, spoken
 
@@ -62,9 +62,14 @@ def scope(task: dict, catalog: Catalog) -> str:
     metric = _metric(task, catalog)
     if kind == "knowledge_retrieval":
         labels = [catalog.metrics[m].label for m in task.get("metric_ids") or [] if m in catalog.metrics]
-        if task.get("rule_ids"):
-            return "what the one company rule quoted in the gold answer changes in how " + _and(labels) + \
-                " is calculated (other rules may change it too)"
+        rules = [catalog.rules[r] for r in task.get("rule_ids") or [] if r in catalog.rules]
+        # the topic is named: other policies change the same metrics, and every question must tell which is meant
+        if rules and (task.get("answer_format") or {}).get("asks") == EFFECTIVE_DATE:
+            return f"the date the company policy on {rules[0].title} takes effect, as its document states it " \
+                   f"(name the topic \"{rules[0].title}\")"
+        if rules:
+            return f"what the company policy on {rules[0].title} changes in how " + _and(labels) + \
+                f" is calculated (other policies may change it too: name the topic \"{rules[0].title}\")"
         return "how " + _and(labels) + " is defined in the company's metric catalog, with every constant"
     assert metric is not None
     window_data = (task.get("slice") or {}).get("window")
@@ -109,6 +114,8 @@ def answer_shape(task: dict, catalog: Catalog) -> str:
     unit = f", as {_unit(metric)}" if metric else ""
     dim = _dimension_label(task, catalog, metric)
     kind = fmt.get("type")
+    if kind == "knowledge" and fmt.get("asks") == EFFECTIVE_DATE:
+        return "the exact date the policy takes effect"
     if kind == "knowledge":
         return "the exact thresholds, dates and conditions the rule or definition states"
     if kind == "ranking":

@@ -15,9 +15,13 @@ def task_key(analysis_type: str, metric: str, rules, dimension, slice_: dict) ->
 
 
 def key_of(task: dict) -> str:
+    where = task["slice"]
+    if task["analysis_type"] == "knowledge_retrieval":
+        # a rule document gives several knowledge tasks: what it changes, and when it takes effect
+        asks = (task.get("answer_format") or {}).get("asks")
+        where = {"subgraph": task["subgraph_id"], **({"asks": asks} if asks else {})}
     return task_key(task["analysis_type"], task["metric_ids"][0] if task["metric_ids"] else "", task["rule_ids"],
-                    task["dimension"], task["slice"] if task["analysis_type"] != "knowledge_retrieval"
-                    else {"subgraph": task["subgraph_id"]})
+                    task["dimension"], where)
 
 
 def read_tasks(bundle: str | Path) -> list[dict]:

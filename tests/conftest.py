@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,27 @@ from dptool.catalog import load_catalog
 from dptool.dbt import DbtProject
 
 REPO = Path(__file__).resolve().parent.parent
+
+# What a developer's shell may hold that changes what dptool or dbt does in a test: the model ($DPTOOL_LLM,
+# $DPTOOL_EMBED_MODEL, any other DPTOOL_*), the Ollama server, another profiles.yml or target. They are taken out
+# of this process's environment before any test runs, so the tests, in-process and `run_cli`'s subprocesses alike,
+# see only what a test sets itself (monkeypatch.setenv, or run_cli(env=...)). The harness's own settings stay:
+# the PostgreSQL server CI starts (DPTOOL_PG_*, DPTOOL_REQUIRE_POSTGRES) and the dbt package's integration tests.
+LEAKY_ENV = ("OLLAMA_HOST", "DBT_PROFILES_DIR", "DBT_PROFILE", "DBT_TARGET", "DBT_PROJECT_DIR")
+HARNESS_ENV = ("DPTOOL_PG_", "DPTOOL_REQUIRE_POSTGRES", "DPTOOL_IT_")
+
+
+def leaky(name: str) -> bool:
+    return name in LEAKY_ENV or (name.startswith("DPTOOL_") and not name.startswith(HARNESS_ENV))
+
+
+def clean_environment(environ) -> dict[str, str]:
+    """The environment without what a developer's shell may have set for dptool (see LEAKY_ENV)."""
+    return {k: v for k, v in environ.items() if not leaky(k)}
+
+
+for _name in [n for n in os.environ if leaky(n)]:
+    del os.environ[_name]
 DEMO_PARTS = ("dbt_project.yml", "packages.yml", "profiles.yml", "macros", "models", "seeds", "tests/dbt",
               "dptool/dbt_package")
 IGNORED = shutil.ignore_patterns("target", "dbt_packages", "logs", "*.duckdb", "*.duckdb.wal", "dptool_gold",
@@ -61,10 +83,11 @@ def demo_catalog(demo_manifest):
     return load_catalog(demo_manifest)
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The dptool command as a user runs it: a new process."""
+def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The dptool command as a user runs it: a new process, with this process's environment (clean of a
+    developer's settings: see LEAKY_ENV) and `env` on top."""
     return subprocess.run([sys.executable, "-m", "dptool.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, env={**os.environ, **env} if env else None)
 
 
 @pytest.fixture(scope="session")

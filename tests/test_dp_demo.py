@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -46,8 +48,20 @@ LLM_REPLY = {
 }
 
 
+def _cli(args: tuple[str, ...], env: dict | None = None):
+    """The command in process, from a throw-away working folder: what a relative default (`--out dp_bench`,
+    the LLM reply cache under ./target/) would write never lands in the repository."""
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="dptool-test-") as folder:
+        os.chdir(folder)
+        try:
+            return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+        finally:
+            os.chdir(here)
+
+
 def _invoke(*args: str, env: dict | None = None):
-    result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+    result = _cli(args, env)
     assert result.exit_code == 0, result.output
     return result.output
 
@@ -207,8 +221,11 @@ def test_bench_builds_the_baselines_table_in_one_command(dp):
     with OllamaServer() as server:
         reply = {"content": json.dumps(LLM_REPLY)}
         server.chat_replies.extend([reply] * len(dp.gold.data_products))
+        # the LLM's and the embedder's replies are cached in the project's target/: here, a temporary folder
         output = _invoke("dp", "bench", "--gold", str(dp.out / "gold.json"), "--out", str(out), "--llm",
-                         "ollama:test-model", "--embed-model", "ollama:test-model", env={"OLLAMA_HOST": server.url})
+                         "ollama:test-model", "--embed-model", "ollama:test-model", "--project-dir", str(dp.out),
+                         env={"OLLAMA_HOST": server.url})
+    assert list((dp.out / "target" / "dptool_llm_cache").glob("*.json"))
     table = (out / "dp_bench.md").read_text(encoding="utf-8")
     assert table.strip() in output
     rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line][1:]
@@ -240,7 +257,7 @@ def test_bundle_tasks_that_a_data_product_answers_join_its_questions(tmp_path):
 
 
 def _fails(*args: str) -> str:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    result = _cli(args)
     assert result.exit_code == 1, result.output
     [line] = result.output.splitlines()
     return line

@@ -9,7 +9,21 @@ from pathlib import Path
 import pytest
 
 from dptool.catalog import load_catalog
-from dptool.knowledge import MAX_FACTS, governing_passage, key_facts, knowledge_tasks, metric_task, rule_task
+from dptool.knowledge import (
+    EFFECTIVE_DATE,
+    MAX_FACTS,
+    effective_date_task,
+    effective_passage,
+    governing_passage,
+    key_facts,
+    knowledge_tasks,
+    metric_task,
+    normalized,
+    rule_task,
+)
+from dptool.llm_phrase import answer_shape, scope
+from dptool.refresh import key_of
+from dptool.score import compare
 from dptool.validate import identifiers, issues, validate
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -118,6 +132,12 @@ def test_key_facts_of_the_passage():
     ("Returns after 60 days, or 60 days after delivery, are void.", ["60"]),
     ("Scores 4 or 5 (out of 5) are satisfied.", ["4", "5"]),
     ("Nothing to check here.", []),
+    # a number that points elsewhere in the document, or numbers a list item, is no fact
+    ("The indicators listed in section 2 exclude postings of 30 days.", ["30"]),
+    ("See sections 4 and § 5: 60 days.", ["60"]),
+    ("A seller is active if:\n\n1. the seller sold **at least one item**; and\n2) the score is at least 3.0.",
+     ["3.0", "at least one item"]),
+    ("- 1. first\n 12.5% of the fee is refunded.", ["12.5%"]),
 ])
 def test_key_facts(text, facts):
     assert key_facts(text) == facts
@@ -147,8 +167,8 @@ def test_rule_task():
         "domain": "sales",
         "analysis_type": "knowledge_retrieval",
         "tier": "knowledge",
-        "question": "According to company policy, what changes in how we calculate Average Order Value? State the "
-                    "exact thresholds, dates and conditions that apply.",
+        "question": "According to company policy on Capital District Override, what changes in how we calculate "
+                    "Average Order Value? State the exact thresholds, dates and conditions that apply.",
         "answer_format": {"type": "knowledge"},
         "gold": {"passage": PASSAGE, "facts": ["2018-01-01", "60", "12.5%", "100", "not refunded"]},
         "base": None,
@@ -173,7 +193,8 @@ def test_rule_task():
 def test_rule_task_names_every_metric(modifies, subject):
     rule = with_document("exclude_tests", POLICY, modifies=modifies)
     task = rule_task(rule, SHOP)
-    assert task["question"].startswith(f"According to company policy, what changes in how we calculate {subject}? ")
+    assert task["question"].startswith(
+        f"According to company policy on Test Order Exclusion, what changes in how we calculate {subject}? ")
     assert task["metric_ids"] == list(modifies)
 
 
@@ -219,3 +240,165 @@ def test_knowledge_tasks_in_id_order_and_valid():
 
 def test_knowledge_tasks_of_the_shop():
     assert knowledge_tasks(SHOP) == []
+
+
+# --- the effective date ---------------------------------------------------------------------------------------------
+
+HEADED = """# POL-SAL-004 Late returns
+
+| Field | Value |
+|---|---|
+| Document ID | POL-SAL-004 |
+| Effective date | 1 March 2017 (version 2.0) |
+
+Revision 1.0 of 1 January 2016 was replaced. Effective 1 March 2017, returns after 60 days are void.
+
+## Rule
+
+Returns after 60 days are void.
+"""
+
+
+def test_effective_passage_is_the_line_that_states_the_effective_date():
+    rule = with_document("capital_override", HEADED)  # effective_from 2017-03-01
+    # the labelled line wins over the prose, and is kept as written
+    assert effective_passage(rule) == "| Effective date | 1 March 2017 (version 2.0) |"
+    prose = HEADED.replace("| Effective date | 1 March 2017 (version 2.0) |\n", "")
+    assert effective_passage(with_document("capital_override", prose)) == (
+        "Revision 1.0 of 1 January 2016 was replaced. Effective 1 March 2017, returns after 60 days are void.")
+    # another date, a date without "effective", or no effective_from in the properties: nothing stated
+    assert effective_passage(with_document("capital_override", HEADED, effective_from="2017-03-02")) is None
+    assert effective_passage(with_document("capital_override", "# T\n\nFrom 1 March 2017 on.\n")) is None
+    assert effective_passage(with_document("capital_override", HEADED, effective_from="")) is None
+    assert effective_passage(with_document("capital_override", "Effective date: 2017-03-01")) == (
+        "Effective date: 2017-03-01")
+
+
+def test_effective_date_task():
+    task = effective_date_task(with_document("capital_override", HEADED), SHOP)
+    assert task["question"] == ("What is the effective date of company policy on Capital District Override? Give the "
+                                "exact date.")
+    assert task["gold"] == {"passage": "| Effective date | 1 March 2017 (version 2.0) |", "facts": ["2017-03-01"]}
+    assert task["answer_format"] == {"type": "knowledge", "asks": EFFECTIVE_DATE}
+    assert (task["rule_ids"], task["rule_types"], task["metric_ids"], task["subgraph_id"]) == (
+        ["capital_override"], ["override"], ["avg_order_value"], "rule:capital_override")
+    assert issues(task, SHOP, BANNED) == []
+    # the date in any form an answer writes it, and no other
+    for answer in ("It took effect on March 1, 2017.", "1 March 2017", "2017-03-01", "01/03/2017"):
+        assert compare(task, answer).correct, answer
+    for answer in ("2017-03-02", "March 2017", "2018-03-01"):
+        assert not compare(task, answer).correct, answer
+    assert compare(task, task["gold"]["passage"]).correct
+    assert effective_date_task(SHOP.rules["exclude_tests"], SHOP) is None  # its document states no date
+
+
+def test_the_two_tasks_of_one_rule_are_told_apart_by_refresh_and_the_llm_stages():
+    rule = with_document("capital_override", HEADED)
+    what, when = rule_task(rule, SHOP), effective_date_task(rule, SHOP)
+    assert key_of(what) != key_of(when)
+    assert key_of(what) == key_of({**what, "answer_format": {"type": "knowledge"}})  # old bundles keep their keys
+    catalog = replace(SHOP, rules={**SHOP.rules, "capital_override": rule})
+    assert "Capital District Override" in scope(what, catalog) and "Capital District Override" in scope(when, catalog)
+    assert scope(what, catalog) != scope(when, catalog)
+    assert answer_shape(when, catalog) == "the exact date the policy takes effect"
+
+
+# --- every question reads differently ------------------------------------------------------------------------------
+
+
+def _rules_on_one_metric(**changes):
+    """Two rules that change Average Order Value, each with a rule section and an effective date."""
+    other = {"document": HEADED.replace("1 March 2017", "1 January 2017").replace("60 days", "90 days"),
+             **changes.get("exclude_tests", {})}  # exclude_tests is effective from 2017-01-01
+    rules = {**SHOP.rules,
+             "capital_override": with_document("capital_override", HEADED),
+             "exclude_tests": with_document("exclude_tests", **other)}
+    return replace(SHOP, rules=rules)
+
+
+def test_two_rules_on_one_metric_ask_two_questions():
+    # the flaw this fixes: both rules asked "According to company policy, what changes in how we calculate
+    # Average Order Value? ...", one question with two golds
+    tasks = knowledge_tasks(_rules_on_one_metric())
+    assert [(t["subgraph_id"], t["answer_format"].get("asks")) for t in tasks] == [
+        ("rule:capital_override", None), ("rule:capital_override", EFFECTIVE_DATE),
+        ("rule:exclude_tests", None), ("rule:exclude_tests", EFFECTIVE_DATE)]
+    assert [t["question"] for t in tasks] == [
+        "According to company policy on Capital District Override, what changes in how we calculate Average Order "
+        "Value? State the exact thresholds, dates and conditions that apply.",
+        "What is the effective date of company policy on Capital District Override? Give the exact date.",
+        "According to company policy on Test Order Exclusion, what changes in how we calculate Average Order "
+        "Value? State the exact thresholds, dates and conditions that apply.",
+        "What is the effective date of company policy on Test Order Exclusion? Give the exact date.",
+    ]
+
+
+def test_rules_of_one_title_are_told_apart_by_type_then_by_date():
+    # the same title, written differently: a reader cannot tell them apart, so the type is named
+    catalog = _rules_on_one_metric(exclude_tests={"title": "capital-district OVERRIDE"})
+    questions = [t["question"] for t in knowledge_tasks(catalog)]
+    assert questions[0].startswith("According to company policy on Capital District Override (an override rule), ")
+    assert questions[2].startswith("According to company policy on capital-district OVERRIDE (an exclusionary rule), ")
+    assert questions[1] == ("What is the effective date of company policy on Capital District Override (an override "
+                            "rule)? Give the exact date.")
+    # the same type as well: the date it takes effect tells the two rule tasks apart, the metrics cannot tell the
+    # two date tasks apart, which are dropped
+    catalog = _rules_on_one_metric(exclude_tests={"title": "Capital District Override", "type": "override"})
+    tasks = knowledge_tasks(catalog)
+    assert [t["question"] for t in tasks] == [
+        "According to company policy on Capital District Override (an override rule, in effect from 1 March 2017), "
+        "what changes in how we calculate Average Order Value? State the exact thresholds, dates and conditions "
+        "that apply.",
+        "According to company policy on Capital District Override (an override rule, in effect from 1 January 2017), "
+        "what changes in how we calculate Average Order Value? State the exact thresholds, dates and conditions "
+        "that apply.",
+    ]
+
+
+def test_rules_of_one_title_on_other_metrics_are_told_apart_by_their_metrics():
+    catalog = _rules_on_one_metric(exclude_tests={"title": "Capital District Override", "type": "override",
+                                                  "modifies": ("paid_rate",)})
+    questions = [t["question"] for t in knowledge_tasks(catalog) if t["answer_format"].get("asks")]
+    assert questions == [
+        "What is the effective date of company policy on Capital District Override (an override rule), which "
+        "changes how we calculate Average Order Value? Give the exact date.",
+        "What is the effective date of company policy on Capital District Override (an override rule), which "
+        "changes how we calculate Paid Rate? Give the exact date.",
+    ]
+
+
+def test_questions_that_read_the_same_with_the_same_gold_are_kept_once():
+    same = _rules_on_one_metric(exclude_tests={"title": "Capital District Override", "type": "override",
+                                               "effective_from": "2017-03-01", "document": HEADED})
+    tasks = knowledge_tasks(same)
+    assert [t["rule_ids"] for t in tasks] == [["capital_override"], ["capital_override"]]
+
+
+def test_normalized_questions():
+    assert normalized("São Paulo's  Approval-Clock?") == normalized("sao paulo s approval clock") == (
+        "sao paulo s approval clock")
+
+
+# --- the demo project: both domains ---------------------------------------------------------------------------------
+
+
+def test_demo_knowledge_tasks_ask_distinct_questions(demo_catalog):
+    tasks = knowledge_tasks(demo_catalog)
+    assert {t["domain"] for t in tasks} == set(demo_catalog.domains) == {"banking", "ecommerce"}
+    questions = [t["question"] for t in tasks]
+    assert len(set(questions)) == len(questions)
+    assert len({normalized(q) for q in questions}) == len(questions)
+    # every rule document gives a task on what it changes or when it takes effect (every one states its date)
+    assert {r for t in tasks for r in t["rule_ids"]} == set(demo_catalog.rules)
+    dated = [t["rule_ids"][0] for t in tasks if t["answer_format"].get("asks") == EFFECTIVE_DATE]
+    assert sorted(dated) == sorted(demo_catalog.rules)
+    # every metric whose formula holds a constant gives one
+    assert sorted(t["metric_ids"][0] for t in tasks if not t["rule_ids"]) == sorted(
+        m.id for m in demo_catalog.metrics.values() if key_facts(m.formula))
+    banned = identifiers(demo_catalog)
+    for task in tasks:
+        assert issues(task, demo_catalog, banned) == [], task["question"]
+        if task["rule_ids"]:  # grounded: the passage stands in the document, and holds every fact
+            assert task["gold"]["passage"] in demo_catalog.rules[task["rule_ids"][0]].document
+        assert compare(task, task["gold"]["passage"]).correct, task["question"]
+    assert knowledge_tasks(demo_catalog) == tasks  # deterministic
