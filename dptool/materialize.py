@@ -55,8 +55,10 @@ def _jinja(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[str, str] | None = None) -> dict:
-    """The properties file of the gold models: description, task meta, rule docs and the rule test."""
+def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[str, str] | None = None,
+               tests: bool = True) -> dict:
+    """The properties file of the gold models: description, task meta, rule docs and (with `tests`) the
+    rule test."""
     models = []
     for c in candidates:
         metric = catalog.metrics[c.metric]
@@ -72,15 +74,16 @@ def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[st
                 "dimension": c.dimension_column, "slice": c.slice,
             }}}},
         }
-        if c.rules or c.base_rules:  # a counterfactual withdraws a rule: its base applies it
+        if tests and (c.rules or c.base_rules):  # a counterfactual withdraws a rule: its base applies it
             entry["data_tests"] = [{"dptool.rule_changes_answer": {"arguments": {"variants": ["gold"]}}}]
         models.append(entry)
     return {"version": 2, "models": models}
 
 
-def write_properties(project: DbtProject, candidates, catalog, questions=None) -> None:
+def write_properties(project: DbtProject, candidates, catalog, questions=None, tests: bool = True) -> None:
     path = project.project_dir / GOLD_DIR / "_dptool_gold.yml"
-    text = yaml.safe_dump(properties(candidates, catalog, questions), sort_keys=False, allow_unicode=True, width=100)
+    text = yaml.safe_dump(properties(candidates, catalog, questions, tests), sort_keys=False, allow_unicode=True,
+                          width=100)
     path.write_text("# written by `dptool generate`; do not edit\n" + text, encoding="utf-8")
 
 
@@ -99,7 +102,9 @@ def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catal
     folder.mkdir(parents=True, exist_ok=True)
     for c in candidates:
         (folder / f"{c.task_id}.sql").write_text(model_sql(c), encoding="utf-8")
-    write_properties(project, [*keep, *candidates], catalog)
+    # without run_tests, the tests are declared once the last round is done: dbt need not parse a test
+    # node per rule task in every round
+    write_properties(project, [*keep, *candidates], catalog, tests=run_tests)
     if not candidates:
         return [], {}
 
@@ -123,7 +128,7 @@ def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catal
             built.append(Built(c, uid, model.relation_name or "", model.compiled_code or ""))
             continue
         (folder / f"{c.task_id}.sql").unlink()
-    write_properties(project, [*keep, *(b.candidate for b in built)], catalog)
+    write_properties(project, [*keep, *(b.candidate for b in built)], catalog, tests=run_tests)
     return built, dropped
 
 

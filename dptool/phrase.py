@@ -91,4 +91,18 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
                 "Answer PASS if it did, FAIL if not, with the value.")
     else:
         raise ValueError(f"no template for {c.analysis_type!r}")
-    return " ".join(text.split())
+    return " ".join((text + scope(c, catalog)).split())
+
+
+def scope(c: Candidate, catalog: Catalog) -> str:
+    """Which of the metric's policies the answer applies, when not all of them: without it, two tasks
+    on one metric and slice under different rule subsets would ask the same question with different golds.
+    A task under all of them says nothing: finding and applying them is the test."""
+    governing = [r.id for r in catalog.rules_of(c.metric)]
+    applied = list(c.skeleton.rules)
+    if c.analysis_type == "counterfactual" or sorted(applied) == sorted(governing):
+        return ""
+    if not applied:
+        return " Use the metric as the catalog defines it, before any policy adjusts it."
+    titles = " and ".join(f'"{catalog.rules[r].title}"' for r in applied)
+    return f" Of the policies that adjust this metric, apply only {titles}."

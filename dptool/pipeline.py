@@ -28,7 +28,7 @@ from dptool.probe import probe
 from dptool.profile import profile_dimensions
 from dptool.refresh import diff, markdown, read_tasks, task_key
 from dptool.sample import enumerate_skeletons, quality, select_skeletons
-from dptool.sql import pretty, relation_key, rename_relations, variant_query
+from dptool.sql import pretty, relation_key, rename_relations, variant_queries
 from dptool.validate import validate
 from dptool.warehouse import Warehouse, dialect_of
 
@@ -218,7 +218,7 @@ def _round(project, candidates, keep, catalog, connection, dialect, progress, re
             reason = out.dropped.get(c.task_id) or (reviewer.reasons.get(c.task_id) if reviewer else None) \
                 or "rejected by a stage-1 check"
             out.reasons[task_key(c.analysis_type, c.metric, c.skeleton.rules, c.dimension_column, c.slice)] = reason
-    write_properties(project, [*keep, *out.candidates], catalog)
+    write_properties(project, [*keep, *out.candidates], catalog, tests=False)  # the last write declares them
     return out
 
 
@@ -256,10 +256,9 @@ def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str
         raise NoEffect()
     result = answer(c, metric, columns, rows)
     order_by = {"ranking": ["rank"], "series": ["period"]}.get(c.shape, list(c.group_by))
-    sqls = {}
-    for variant in ("gold", "base"):
-        query = variant_query(b.compiled_sql, f"dptool_{variant}", order_by, dialect)
-        sqls[variant] = pretty(rename_relations(query, mapping), "duckdb")  # for the bundle's warehouse.duckdb
+    queries = variant_queries(b.compiled_sql, ["dptool_gold", "dptool_base"], order_by, dialect)
+    sqls = {v: pretty(rename_relations(queries[f"dptool_{v}"], mapping, copy=False), "duckdb")  # bundle's duckdb
+            for v in ("gold", "base")}
     gold_rows = [tuple(r[1:]) for r in rows if r[0] == "gold"]
     if order_by:
         index = [columns.index(col) - 1 for col in order_by]

@@ -42,6 +42,21 @@ def variant_query(compiled_sql: str, cte: str, order_by: list[str], dialect: str
 
     Keeps only the CTEs the variant reads, in their compiled order, and selects from the variant.
     """
+    return variant_queries(compiled_sql, [cte], order_by, dialect)[cte]
+
+
+def variant_queries(compiled_sql: str, names: list[str], order_by: list[str], dialect: str) -> dict[str, exp.Query]:
+    """`variant_query` of several variants, from one parse of the compiled SQL."""
+    tree = _parse(compiled_sql, dialect)
+    with_ = tree.args.get("with_") or tree.args.get("with")  # the key was renamed in sqlglot 27
+    ctes = {c.alias: c for c in (with_.expressions if with_ else [])}
+    # dbt keeps an ephemeral model's leading comment in some runs and not in others: comments go
+    for node in tree.walk():
+        node.comments = None
+    return {name: _standalone(name, ctes, order_by) for name in names}
+
+
+def _parse(compiled_sql: str, dialect: str) -> exp.Expression:
     try:
         tree = sqlglot.parse_one(compiled_sql, read=dialect)
     except sqlglot.errors.ParseError as exc:
@@ -49,8 +64,10 @@ def variant_query(compiled_sql: str, cte: str, order_by: list[str], dialect: str
         where = f" (line {first.get('line')}, column {first.get('col')})" if first else ""
         reason = first.get("description") or str(exc).splitlines()[0]
         raise DptoolError(f"cannot parse compiled SQL: {reason}{where}") from None
-    with_ = tree.args.get("with_") or tree.args.get("with")  # the key was renamed in sqlglot 27
-    ctes = {c.alias: c for c in (with_.expressions if with_ else [])}
+    return tree
+
+
+def _standalone(cte: str, ctes: dict[str, exp.CTE], order_by: list[str]) -> exp.Query:
     if cte not in ctes:
         raise DptoolError(f"compiled SQL has no CTE named {cte!r}")
     needed: set[str] = set()
@@ -63,15 +80,12 @@ def variant_query(compiled_sql: str, cte: str, order_by: list[str], dialect: str
         for table in ctes[name].this.find_all(exp.Table):
             if not table.db and table.name in ctes:
                 todo.append(table.name)
-    # dbt keeps an ephemeral model's leading comment in some runs and not in others: comments go
-    for node in tree.walk():
-        node.comments = None
     query = exp.select("*").from_(cte)
     for c in ctes.values():
-        if c.alias in needed:
-            query = query.with_(c.alias, as_=_drop_repeated_ctes(c.this.copy(), ctes))
+        if c.alias in needed:  # copy=False: the query is ours, and copying it per CTE is quadratic
+            query = query.with_(c.alias, as_=_drop_repeated_ctes(c.this.copy(), ctes), copy=False)
     if order_by:
-        query = query.order_by(*[exp.column(col) for col in order_by])
+        query = query.order_by(*[exp.column(col) for col in order_by], copy=False)
     return query
 
 
@@ -90,9 +104,10 @@ def _drop_repeated_ctes(body: exp.Expression, top: dict[str, exp.CTE]) -> exp.Ex
     return body
 
 
-def rename_relations(query: exp.Expression, mapping: dict[tuple[str, str, str], tuple[str, str]]) -> exp.Expression:
+def rename_relations(query: exp.Expression, mapping: dict[tuple[str, str, str], tuple[str, str]],
+                     copy: bool = True) -> exp.Expression:
     """Point relations at new names: (database, schema, name) -> (schema, name), lower-cased keys."""
-    query = query.copy()
+    query = query.copy() if copy else query
     for table in list(query.find_all(exp.Table)):
         key = (table.catalog.lower(), table.db.lower(), table.name.lower())
         if key in mapping:

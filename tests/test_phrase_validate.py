@@ -77,14 +77,16 @@ def test_phrase_point_query():
     c = Candidate(Skeleton("avg_order_value", "model.shop.customers.city", "spatial", ("exclude_tests",), AOV_TABLES),
                   "point_query", [], [], "value", None, slice={"city": "Sant'Ana"}, window=Q3_2017)
     assert phrase(c, {}, SHOP) == (
-        "What was our Average Order Value for city Sant'Ana in Q3 2017? Give the answer in BRL.")
+        "What was our Average Order Value for city Sant'Ana in Q3 2017? Give the answer in BRL. "
+        "Of the policies that adjust this metric, apply only \"Test Order Exclusion\".")
 
 
 def test_phrase_point_query_without_window():
     c = Candidate(Skeleton("paid_rate", "model.shop.orders.status", "categorical", (), ("model.shop.orders",)),
                   "point_query", [], [], "value", None, slice={"status": "not_paid"})
     assert phrase(c, {}, SHOP) == ("What was our Paid Rate for order status not paid over the whole history? "
-                                   "Give the answer as a percentage.")
+                                   "Give the answer as a percentage. Use the metric as the catalog defines it, "
+                                   "before any policy adjusts it.")
 
 
 def test_phrase_ranking():
@@ -92,7 +94,21 @@ def test_phrase_ranking():
                   "ranking", [], ["method"], "ranking", 3, 30, slice={"min_group_rows": 30}, window=H2_2017)
     assert phrase(c, {}, SHOP) == (
         "Among payment methods with at least 30 orders in the second half of 2017, which 3 had the highest Average "
-        "Order Value? List them from highest to lowest with the value of each.")
+        "Order Value? List them from highest to lowest with the value of each. Use the metric as the catalog "
+        "defines it, before any policy adjusts it.")
+
+
+def test_two_rule_subsets_of_one_metric_never_ask_the_same_question():
+    # avg_order_value has two rules: each alone, both, and none are four different golds
+    def question(rules):
+        c = Candidate(Skeleton("avg_order_value", "model.shop.customers.state", "spatial", rules, AOV_TABLES),
+                      "point_query", [], [], "value", None, slice={"state": "SP"}, window=Q3_2017)
+        return phrase(c, {}, SHOP)
+
+    subsets = [(), ("exclude_tests",), ("capital_override",), ("capital_override", "exclude_tests")]
+    assert len({question(r) for r in subsets}) == 4
+    # under all of them, the question names none: finding the policies is the test
+    assert question(subsets[3]) == "What was our Average Order Value for state SP in Q3 2017? Give the answer in BRL."
 
 
 def test_phrase_threshold():
