@@ -28,10 +28,11 @@ The demo's shares differ from Berka's where a few hundred accounts would otherwi
 about (Berka's own shares are kept as ``BERKA_*``): 80 % of accounts hold a loan (Berka: 682 of 4,500) and
 75 % of accounts a card (Berka: 892 of 4,500); 22 % of finished loans were not paid (Berka: 31 of 234) and
 16 % of running loans are in debt (Berka: 45 of 448), north Moravia's loans that run through the downturn
-most of all; 6 % of accounts are opened by a 14-16 year old, and most such owners get a junior card before
-they are 18; now and then a well-filled account sees a cash withdrawal of 30,000 CZK or more; and 8 % of
-the accounts without a loan hold only test standing orders below 100 CZK. The status mix keeps Berka's
-order (C, then A, far fewer B and D).
+most of all; 9 % of accounts are opened by a 14-16 year old, and most such owners get a junior card before
+they are 18; now and then a well-filled account sees a cash withdrawal of 30,000 CZK or more; LEASING
+standing orders are three times Berka's share; 35 % of the accounts without a loan hold only test
+standing orders below 100 CZK, and 4 % of the other orders are such test orders. The status mix keeps
+Berka's order (C, then A, far fewer B and D).
 
 Only the standard library is used and one ``random.Random(seed)`` drives every draw in a fixed order, so
 the same (scale, seed) always gives byte-identical CSV files. :func:`convert` turns the real files (the
@@ -182,7 +183,8 @@ _FREQUENCIES = {"POPLATEK MESICNE": 4167, "POPLATEK TYDNE": 240, "POPLATEK PO OB
 _CARDS_PER_YEAR = {1993: 2, 1994: 42, 1995: 100, 1996: 160, 1997: 260, 1998: 360}
 _ORDERS_PER_ACCOUNT = {0: 742, 1: 2103, 2: 949, 3: 416, 4: 228, 5: 62}
 # k_symbol of standing orders other than the loan's own repayment (UVER at another bank is rare).
-_ORDER_SYMBOLS = {"SIPO": 3502, " ": 1379, "POJISTNE": 532, "LEASING": 341, "UVER": 35}
+# Berka's counts, but LEASING three times as often (the demo's leasing rule needs some in every region).
+_ORDER_SYMBOLS = {"SIPO": 3502, " ": 1379, "POJISTNE": 532, "LEASING": 1023, "UVER": 35}
 # (median, sigma) of the lognormal monthly amount of a standing order, fitted to Berka's quartiles.
 _ORDER_AMOUNTS = {"SIPO": (3190, 0.75), " ": (1340, 1.3), "POJISTNE": (630, 1.5), "LEASING": (1950, 0.65),
                   "UVER": (4000, 0.6)}
@@ -201,13 +203,14 @@ BERKA_D_SHARE = 45 / 448
 _LOAN_SHARE = 0.8
 _CARD_SHARE = 0.75
 _DISPONENT_SHARE = 869 / 4500
-_YOUNG_OWNER_SHARE = 0.06  # accounts opened by a 14-16 year old (a student account)
+_YOUNG_OWNER_SHARE = 0.09  # accounts opened by a 14-16 year old (a student account)
 _LOAN_DURATIONS = (12, 24, 36, 48, 60)
 _B_SHARE = 0.22  # of finished loans: not paid
 _D_SHARE = 0.16  # of running loans: client in debt
 _CRISIS_RISK = 0.25  # added to the risk of a north Moravia loan running through the downturn
 _LARGE_CASH_RATE = 0.05  # a month, for an account with 35,000 CZK to spare
-_PLACEHOLDER_SHARE = 0.08  # of accounts without a loan: standing orders all below 100 CZK
+_PLACEHOLDER_SHARE = 0.35  # of accounts without a loan: standing orders all below 100 CZK
+_PLACEHOLDER_ORDER = 0.04  # of other standing orders: a test order below 100 CZK
 _STATEMENT_FEE = 1460  # SLUZBY, in hellers (14.60 CZK) per statement
 _INTEREST_RATE = 0.024  # a year, credited monthly on a positive balance (UROK)
 _PENALTY_RATE = 0.12  # a year, charged monthly on a negative balance (SANKC. UROK)
@@ -508,7 +511,7 @@ def _make_cards(rng: random.Random, accounts: list[_Account]) -> list[dict]:
         earliest = _card_earliest(acc)
         issued = None
         last_minor = min(_adult_from(acc), date(1998, 12, 30)) - timedelta(days=1)
-        if earliest <= last_minor and rng.random() < 0.75:  # issued while the owner is under 18
+        if earliest <= last_minor and rng.random() < 0.5:  # issued while the owner is under 18
             issued = earliest + timedelta(days=rng.randint(0, (last_minor - earliest).days))
         for _ in range(0 if issued else 20):
             candidate = _random_day(rng, year_pick.pick(rng), last=date(1998, 12, 29))
@@ -558,7 +561,7 @@ def _make_orders(rng: random.Random, accounts: list[_Account]) -> list[dict]:
             else:
                 median, sigma = _ORDER_AMOUNTS[s]
                 amount = _lognormal_hellers(rng, median, sigma, 1, 14900, 0.1)
-                if placeholders:
+                if placeholders or rng.random() < _PLACEHOLDER_ORDER:
                     amount = 100 * rng.randint(10, 99)
                 elif amount > budget / len(symbols):
                     amount = max(100, int(budget / len(symbols) * rng.uniform(0.5, 1.0)) // 10 * 10)
