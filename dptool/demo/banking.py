@@ -18,20 +18,20 @@ women, and the codes are the original Czech ones:
 
 ``district`` is Berka's own reference table (77 districts, attributes A1-A16, the two missing values of
 district 69 written ``?``). The rest is simulated: accounts are opened 1993-1997 with Berka's yearly and
-per-district mix, every account's balance is the running sum of its transactions (interest credited at
-every month end), loans follow Berka's duration, amount and status mix (a loan's status follows from its
-end date and whether its repayments stopped), cards are issued after the account has been open for half
-a year, and north Moravia goes through a visible downturn from July 1997 (the Moravian floods): missed and
-reduced incomes, falling balances, more negative balances and more loans in trouble.
+per-district mix, every account's balance is the running sum of its transactions (interest credited at every
+month end), loans follow Berka's durations and amounts and the order of its status mix (a loan's status
+follows from its end date and whether its repayments stopped), cards are issued after the account has been
+open for half a year, and north Moravia goes through a visible downturn from July 1997 (the Moravian
+floods): missed and reduced incomes, falling balances, more negative balances and more loans in trouble.
 
 The demo's shares differ from Berka's where a few hundred accounts would otherwise leave too little to ask
 about (Berka's own shares are kept as ``BERKA_*``): 80 % of accounts hold a loan (Berka: 682 of 4,500) and
 75 % of accounts a card (Berka: 892 of 4,500); 22 % of finished loans were not paid (Berka: 31 of 234) and
 16 % of running loans are in debt (Berka: 45 of 448), north Moravia's loans that run through the downturn
-most of all; 9 % of accounts are opened by a 14-16 year old, and most such owners get a junior card before
-they are 18; now and then a well-filled account sees a cash withdrawal of 30,000 CZK or more; LEASING
-standing orders are three times Berka's share; 35 % of the accounts without a loan hold only test
-standing orders below 100 CZK, and 4 % of the other orders are such test orders. The status mix keeps
+most of all; 9 % of accounts are opened by a 14-16 year old, and most such owners get a junior card, about
+half of them before they are 18; now and then a well-filled account sees a cash withdrawal of 30,000 CZK or
+more; LEASING standing orders are three times Berka's share; 35 % of the accounts without a loan hold only
+test standing orders below 100 CZK, and 4 % of the other orders are such test orders. The status mix keeps
 Berka's order (C, then A, far fewer B and D).
 
 Only the standard library is used and one ``random.Random(seed)`` drives every draw in a fixed order, so
@@ -393,10 +393,10 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
             disp_rows.append({"disp_id": str(disp_id), "client_id": str(client_id), "account_id": str(account_id),
                               "type": "DISPONENT"})
 
-    # --- loans: Berka's share of accounts, granted 102+ days after opening, at most one per account.
+    # --- loans: the demo's share of accounts, granted 102+ days after opening, at most one per account.
     loan_rows = _make_loans(rng, accounts, region)
 
-    # --- cards: Berka's share of accounts, owners only, issued at least 203 days after opening.
+    # --- cards: the demo's share of accounts, owners only, issued at least 203 days after opening.
     card_rows = _make_cards(rng, accounts)
 
     # --- standing orders (the loan's repayment is one of them).
@@ -455,7 +455,7 @@ def _make_loans(rng: random.Random, accounts: list[_Account], region: dict[int, 
         risk = payments / max(acc.income, 1) + (_CRISIS_RISK if crisis_exposed else 0.0) + rng.gauss(0, 0.18)
         loans.append({"acc": acc, "granted": granted, "duration": duration, "payments": payments,
                       "finished": finished, "risk": risk, "end": (end_y, end_m), "first": first})
-    # Berka's status mix, exactly: the riskiest finished loans were not paid (B), the riskiest running
+    # The demo's status shares, exactly: the riskiest finished loans were not paid (B), the riskiest running
     # loans are in debt (D).
     for finished, bad, good, share in ((True, "B", "A", _B_SHARE), (False, "D", "C", _D_SHARE)):
         group = sorted((ln for ln in loans if ln["finished"] is finished), key=lambda ln: -ln["risk"])
