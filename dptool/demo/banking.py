@@ -329,7 +329,7 @@ class _Account:
 # ---------------------------------------------------------------------------------------------------
 
 def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
-    """Rows per table; scale 1.0 = 360 accounts and about 92,000 transactions (Berka: 12.5).
+    """Rows per table; scale 1.0 = 360 accounts and about 90,000 transactions (Berka: 12.5).
 
     Every value is the text written to the CSV (``""`` is NULL), so the rows equal what
     ``csv.DictReader`` reads back from :func:`write_csvs`' files.
