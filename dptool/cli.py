@@ -184,7 +184,7 @@ def _known_metrics(root: Path) -> set[str] | None:
 @click.option("--domain", type=click.Choice(["ecommerce", "banking"]), default="ecommerce", show_default=True,
               help="ecommerce: Olist-shaped orders; banking: Berka-shaped (PKDD'99 Czech financial) accounts.")
 @click.option("--scale", default=1.0, show_default=True, type=click.FloatRange(min=0.001),
-              help="1.0 is about 10,000 orders (ecommerce) or 240 accounts and 60,000 transactions (banking).")
+              help="1.0 is about 10,000 orders (ecommerce) or 360 accounts and 90,000 transactions (banking).")
 @click.option("--from", "from_dir", default=None, type=click.Path(file_okay=False),
               help="banking: convert Berka's real files in this folder (.asc, csv or parquet) instead of generating.")
 @click.option("--out", default=None, type=click.Path(file_okay=False),

@@ -18,7 +18,7 @@ from dptool.demo import banking
 from dptool.errors import DptoolError
 from tests.conftest import REPO, run_cli
 
-SCALE = 0.2  # 48 accounts, ~12k transactions
+SCALE = 0.2  # 72 accounts, ~18k transactions
 FIXTURE = Path(__file__).parent / "fixtures" / "berka"
 
 # The headers of Berka's .asc files, in order.
@@ -112,22 +112,22 @@ def test_committed_seeds_are_the_default_output(default_tables, csv_dir):
     for name in banking.TABLES:
         committed = REPO / "seeds" / "banking" / f"berka_{name}.csv"
         assert committed.read_bytes() == _csv_bytes(name, default_tables[name]), name
-    assert len(default_tables["account"]) == 240 and len(default_tables["district"]) == 77
-    assert 50_000 < len(default_tables["trans"]) <= 60_000
-    assert sum(p.stat().st_size for p in (REPO / "seeds" / "banking").iterdir()) < 8_000_000
+    assert len(default_tables["account"]) == 360 and len(default_tables["district"]) == 77
+    assert 80_000 < len(default_tables["trans"]) <= 100_000
+    assert sum(p.stat().st_size for p in (REPO / "seeds" / "banking").iterdir()) < 7_000_000
 
 
 @pytest.mark.parametrize("scale", [0.05, 0.1, 0.2])
 def test_row_counts_scale(scale):
     t = banking.generate(scale)
-    n = round(240 * scale)
+    n = round(banking.ACCOUNTS_PER_SCALE * scale)
     quota = lambda share: int(n * share + 0.5)  # noqa: E731
     assert len(t["account"]) == n
     assert len(t["district"]) == 77
     assert len(t["client"]) == len(t["disp"])  # one disposition per client, as in Berka
     assert Counter(d["type"] for d in t["disp"])["OWNER"] == n
-    assert len(t["loan"]) == quota(682 / 4500)
-    assert len(t["card"]) == quota(892 / 4500)
+    assert len(t["loan"]) == quota(banking._LOAN_SHARE)  # the demo lends more than Berka's 682 / 4500
+    assert len(t["card"]) == quota(banking._CARD_SHARE)  # and issues more cards than Berka's 892 / 4500
     assert 150 * n < len(t["trans"]) < 350 * n  # Berka: ~235 a account
     assert 0.8 * n < len(t["order"]) < 2.5 * n  # Berka: 1.44 a account
 
@@ -265,7 +265,9 @@ def test_status_mix_and_the_1997_downturn(default_tables):
     t = default_tables
     status = Counter(r["status"] for r in t["loan"])
     finished, running = status["A"] + status["B"], status["C"] + status["D"]
-    assert status["B"] == int(finished * 31 / 234 + 0.5) and status["D"] == int(running * 45 / 448 + 0.5)
+    assert status["B"] == int(finished * banking._B_SHARE + 0.5)
+    assert status["D"] == int(running * banking._D_SHARE + 0.5)
+    assert status["C"] > status["A"] > status["B"] and status["A"] > status["D"]  # Berka's order
 
     region = {r["A1"]: r["A3"] for r in t["district"]}
     account_region = {a["account_id"]: region[a["district_id"]] for a in t["account"]}
@@ -280,6 +282,62 @@ def test_status_mix_and_the_1997_downturn(default_tables):
     assert mean[True, "98H1"] < 0.8 * mean[True, "97H1"]
     assert mean[False, "98H1"] > 0.95 * mean[False, "97H1"]
     assert penalties[True, "98H1"] > 3 * max(1, penalties[True, "96H1"])
+
+
+def _age(birth_number: str, yymmdd: str) -> int:
+    born = int(birth_number) - (5000 if int(birth_number[2:4]) > 50 else 0)
+    return (int(yymmdd) - born) // 10000
+
+
+def _running_in_the_downturn(loan: dict) -> bool:
+    """Granted by 30 June 1998, last instalment due in July 1997 or later (the crisis rule's loans)."""
+    month = int(loan["date"][:2]) * 12 + int(loan["date"][2:4])
+    return loan["date"] <= "980630" and month + int(loan["duration"]) >= 97 * 12 + 7
+
+
+def test_the_facts_the_rules_bite_on(default_tables):
+    """The committed seeds hold what each rule needs to change its metrics in the usual slices."""
+    t = default_tables
+    region = {r["A1"]: r["A3"] for r in t["district"]}
+    account_region = {a["account_id"]: region[a["district_id"]] for a in t["account"]}
+    loans, cards = t["loan"], t["card"]
+    # loans: enough to rank and compare, in every region and year, with loans in trouble everywhere
+    assert len(loans) >= 150 and len(cards) >= 150
+    by_region = Counter(account_region[ln["account_id"]] for ln in loans)
+    assert set(by_region) == REGIONS and min(by_region.values()) >= 20
+    assert sum(n >= 40 for n in by_region.values()) >= 3, by_region
+    assert {"19" + ln["date"][:2] for ln in loans} == {str(y) for y in range(1993, 1999)}
+    assert all(n >= 20 for y, n in Counter(ln["date"][:2] for ln in loans).items())
+    assert {account_region[ln["account_id"]] for ln in loans if ln["status"] in "BD"} == REGIONS
+    assert any(ln["date"] >= "980101" for ln in loans)  # young loans (cohort maturity)
+    # the 1997 floods: north Moravia's loans running through the downturn, granted before it, in trouble
+    flooded = [ln for ln in loans if account_region[ln["account_id"]] == "north Moravia"
+               and _running_in_the_downturn(ln) and ln["status"] in "BD"]
+    assert sum(ln["date"] < "970701" for ln in flooded) >= 5
+    assert {"B", "D"} <= {ln["status"] for ln in flooded if ln["date"] < "970701"}
+    # cards: junior cards of holders under 18 (minor protection) and of holders already 18 (junior limit)
+    disp = {d["disp_id"]: d for d in t["disp"]}
+    birth = {c["client_id"]: c["birth_number"] for c in t["client"]}
+    ages = [(c["type"], _age(birth[disp[c["disp_id"]]["client_id"]], c["issued"][:6])) for c in cards]
+    assert sum(kind == "junior" and age < 18 for kind, age in ages) >= 10
+    assert sum(kind == "junior" and age >= 18 for kind, age in ages) >= 10
+    assert all(kind == "junior" for kind, age in ages if age < 18)
+    assert Counter(kind for kind, _ in ages)["gold"] >= 10
+    cards_by_region = Counter(account_region[disp[c["disp_id"]]["account_id"]] for c in cards)
+    assert sum(n >= 30 for n in cards_by_region.values()) >= 4, cards_by_region
+    # transactions and orders
+    trans = t["trans"]
+    large_cash = Counter(account_region[r["account_id"]] for r in trans
+                         if r["operation"] == "VYBER" and Decimal(r["amount"]) >= 30000)
+    assert set(large_cash) == REGIONS and min(large_cash.values()) >= 20, large_cash
+    penalties = {r["date"][:2] for r in trans if r["k_symbol"] == "SANKC. UROK"}
+    assert penalties & {"93", "94", "95"} and penalties & {"96", "97", "98"}
+    assert {"QR", "ST"} <= {r["bank"] for r in trans}
+    assert "LEASING" in {o["k_symbol"] for o in t["order"]}
+    largest = defaultdict(Decimal)
+    for o in t["order"]:
+        largest[o["account_id"]] = max(largest[o["account_id"]], Decimal(o["amount"]))
+    assert any(v < 100 for v in largest.values())  # an account whose standing orders are all placeholders
 
 
 def test_rejects_non_positive_scale():

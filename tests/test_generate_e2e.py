@@ -37,7 +37,7 @@ def test_all_nine_analysis_types_in_every_domain(tasks):
     for domain in ("banking", "ecommerce"):
         assert {k for d, k in counts if d == domain} == NINE_TYPES, domain
     # augmentation raises every type to 10 where the data allows: ecommerce's does; banking's CI-size
-    # seeds (240 accounts, 36 loans) leave too few large groups for some rankings and significance tests
+    # seeds (360 accounts, 288 loans) leave too few large groups for some rankings and significance tests
     low = {k: n for (d, k), n in counts.items() if d == "ecommerce" and n < 10}
     assert not low, low
 
@@ -45,7 +45,7 @@ def test_all_nine_analysis_types_in_every_domain(tasks):
 def test_every_metric_and_rule_appears(tasks, demo_catalog):
     covered = {m for t in tasks for m in t["metric_ids"]}
     assert set(demo_catalog.subset("ecommerce").metrics) <= covered
-    # banking's CI-size seeds hold 36 loans: a loan metric may have no slice that makes a task
+    # banking's CI-size seeds hold 288 loans: a loan metric may still have no slice that makes a task
     banking = set(demo_catalog.subset("banking").metrics)
     assert len(banking & covered) >= 0.9 * len(banking), sorted(banking - covered)
     assert {r for t in tasks for r in t["rule_ids"]} == set(demo_catalog.rules)

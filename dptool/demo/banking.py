@@ -18,11 +18,21 @@ women, and the codes are the original Czech ones:
 
 ``district`` is Berka's own reference table (77 districts, attributes A1-A16, the two missing values of
 district 69 written ``?``). The rest is simulated: accounts are opened 1993-1997 with Berka's yearly and
-per-district mix, every account's balance is the running sum of its transactions (interest credited at
-every month end), loans follow Berka's duration, amount and status mix (a loan's status follows from its
-end date and whether its repayments stopped), cards are issued after the account has been open for half
-a year, and north Moravia goes through a visible downturn from July 1997 (the Moravian floods): missed and
-reduced incomes, falling balances, more negative balances and more loans in trouble.
+per-district mix, every account's balance is the running sum of its transactions (interest credited at every
+month end), loans follow Berka's durations and amounts and the order of its status mix (a loan's status
+follows from its end date and whether its repayments stopped), cards are issued after the account has been
+open for half a year, and north Moravia goes through a visible downturn from July 1997 (the Moravian
+floods): missed and reduced incomes, falling balances, more negative balances and more loans in trouble.
+
+The demo's shares differ from Berka's where a few hundred accounts would otherwise leave too little to ask
+about (Berka's own shares are kept as ``BERKA_*``): 80 % of accounts hold a loan (Berka: 682 of 4,500) and
+75 % of accounts a card (Berka: 892 of 4,500); 22 % of finished loans were not paid (Berka: 31 of 234) and
+16 % of running loans are in debt (Berka: 45 of 448), north Moravia's loans that run through the downturn
+most of all; 9 % of accounts are opened by a 14-16 year old, and most such owners get a junior card, about
+half of them before they are 18; now and then a well-filled account sees a cash withdrawal of 30,000 CZK or
+more; LEASING standing orders are three times Berka's share; 35 % of the accounts without a loan hold only
+test standing orders below 100 CZK, and 4 % of the other orders are such test orders. The status mix keeps
+Berka's order (C, then A, far fewer B and D).
 
 Only the standard library is used and one ``random.Random(seed)`` drives every draw in a fixed order, so
 the same (scale, seed) always gives byte-identical CSV files. :func:`convert` turns the real files (the
@@ -62,9 +72,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 # The seed (CSV) of each table; the staging model keeps the original table name.
 SEEDS: dict[str, str] = {t: f"berka_{t}" for t in TABLES}
 
-# Accounts at scale 1.0: with Berka's ~235 transactions per account this keeps trans under 60k rows.
-# Berka itself has 4,500 accounts (scale 18.75).
-ACCOUNTS_PER_SCALE = 240
+# Accounts at scale 1.0: with Berka's ~235 transactions per account (a little more with the demo's many
+# loan repayments) this keeps trans under 100k rows. Berka itself has 4,500 accounts (scale 12.5).
+ACCOUNTS_PER_SCALE = 360
 
 # ---------------------------------------------------------------------------------------------------
 # Reference data (Berka's own)
@@ -173,7 +183,8 @@ _FREQUENCIES = {"POPLATEK MESICNE": 4167, "POPLATEK TYDNE": 240, "POPLATEK PO OB
 _CARDS_PER_YEAR = {1993: 2, 1994: 42, 1995: 100, 1996: 160, 1997: 260, 1998: 360}
 _ORDERS_PER_ACCOUNT = {0: 742, 1: 2103, 2: 949, 3: 416, 4: 228, 5: 62}
 # k_symbol of standing orders other than the loan's own repayment (UVER at another bank is rare).
-_ORDER_SYMBOLS = {"SIPO": 3502, " ": 1379, "POJISTNE": 532, "LEASING": 341, "UVER": 35}
+# Berka's counts, but LEASING three times as often (the demo's leasing rule needs some in every region).
+_ORDER_SYMBOLS = {"SIPO": 3502, " ": 1379, "POJISTNE": 532, "LEASING": 1023, "UVER": 35}
 # (median, sigma) of the lognormal monthly amount of a standing order, fitted to Berka's quartiles.
 _ORDER_AMOUNTS = {"SIPO": (3190, 0.75), " ": (1340, 1.3), "POJISTNE": (630, 1.5), "LEASING": (1950, 0.65),
                   "UVER": (4000, 0.6)}
@@ -181,12 +192,25 @@ _ORDER_AMOUNTS = {"SIPO": (3190, 0.75), " ": (1340, 1.3), "POJISTNE": (630, 1.5)
 _TRANS_SYMBOL = {"SIPO": "SIPO", " ": " ", "POJISTNE": "POJISTNE", "LEASING": " ", "UVER": "UVER"}
 _BANKS = ("AB", "CD", "EF", "GH", "IJ", "KL", "MN", "OP", "QR", "ST", "UV", "WX", "YZ")
 
-_LOAN_SHARE = 682 / 4500
-_CARD_SHARE = 892 / 4500
+# Berka's shares (682 loans, 892 cards of 4,500 accounts; 31 of 234 finished loans unpaid, 45 of 448
+# running loans in debt). The demo lends and issues cards more often than Berka's bank, and has more loans
+# in trouble, so that a few hundred accounts hold enough loans and cards for every region and year to
+# have some (see the module docstring).
+BERKA_LOAN_SHARE = 682 / 4500
+BERKA_CARD_SHARE = 892 / 4500
+BERKA_B_SHARE = 31 / 234
+BERKA_D_SHARE = 45 / 448
+_LOAN_SHARE = 0.8
+_CARD_SHARE = 0.75
 _DISPONENT_SHARE = 869 / 4500
+_YOUNG_OWNER_SHARE = 0.09  # accounts opened by a 14-16 year old (a student account)
 _LOAN_DURATIONS = (12, 24, 36, 48, 60)
-_B_SHARE = 31 / 234  # of finished loans: not paid
-_D_SHARE = 45 / 448  # of running loans: client in debt
+_B_SHARE = 0.22  # of finished loans: not paid
+_D_SHARE = 0.16  # of running loans: client in debt
+_CRISIS_RISK = 0.25  # added to the risk of a north Moravia loan running through the downturn
+_LARGE_CASH_RATE = 0.05  # a month, for an account with 35,000 CZK to spare
+_PLACEHOLDER_SHARE = 0.35  # of accounts without a loan: standing orders all below 100 CZK
+_PLACEHOLDER_ORDER = 0.04  # of other standing orders: a test order below 100 CZK
 _STATEMENT_FEE = 1460  # SLUZBY, in hellers (14.60 CZK) per statement
 _INTEREST_RATE = 0.024  # a year, credited monthly on a positive balance (UROK)
 _PENALTY_RATE = 0.12  # a year, charged monthly on a negative balance (SANKC. UROK)
@@ -305,7 +329,7 @@ class _Account:
 # ---------------------------------------------------------------------------------------------------
 
 def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
-    """Rows per table; scale 1.0 = 240 accounts and about 60,000 transactions (Berka: 18.75).
+    """Rows per table; scale 1.0 = 360 accounts and about 90,000 transactions (Berka: 12.5).
 
     Every value is the text written to the CSV (``""`` is NULL), so the rows equal what
     ``csv.DictReader`` reads back from :func:`write_csvs`' files.
@@ -333,6 +357,8 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
         born = birth_pick.pick(rng)
         while born > opened.year - 14:
             born = birth_pick.pick(rng)
+        if rng.random() < _YOUNG_OWNER_SHARE:
+            born = opened.year - rng.randint(14, 16)
         pensioner = born <= 1936
         if pensioner:
             income = _lognormal_hellers(rng, 5200, 0.18, 2800, 9000, 1)
@@ -367,10 +393,10 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
             disp_rows.append({"disp_id": str(disp_id), "client_id": str(client_id), "account_id": str(account_id),
                               "type": "DISPONENT"})
 
-    # --- loans: Berka's share of accounts, granted 102+ days after opening, at most one per account.
+    # --- loans: the demo's share of accounts, granted 102+ days after opening, at most one per account.
     loan_rows = _make_loans(rng, accounts, region)
 
-    # --- cards: Berka's share of accounts, owners only, issued at least 203 days after opening.
+    # --- cards: the demo's share of accounts, owners only, issued at least 203 days after opening.
     card_rows = _make_cards(rng, accounts)
 
     # --- standing orders (the loan's repayment is one of them).
@@ -426,10 +452,10 @@ def _make_loans(rng: random.Random, accounts: list[_Account], region: dict[int, 
         finished = (end_y, end_m) <= (1998, 12)
         first = _add_months(granted.year, granted.month, 1)
         crisis_exposed = region[acc.district] == _CRISIS_REGION and first <= _CRISIS[1] and (end_y, end_m) >= _CRISIS[0]
-        risk = payments / max(acc.income, 1) + (0.12 if crisis_exposed else 0.0) + rng.gauss(0, 0.18)
+        risk = payments / max(acc.income, 1) + (_CRISIS_RISK if crisis_exposed else 0.0) + rng.gauss(0, 0.18)
         loans.append({"acc": acc, "granted": granted, "duration": duration, "payments": payments,
                       "finished": finished, "risk": risk, "end": (end_y, end_m), "first": first})
-    # Berka's status mix, exactly: the riskiest finished loans were not paid (B), the riskiest running
+    # The demo's status shares, exactly: the riskiest finished loans were not paid (B), the riskiest running
     # loans are in debt (D).
     for finished, bad, good, share in ((True, "B", "A", _B_SHARE), (False, "D", "C", _D_SHARE)):
         group = sorted((ln for ln in loans if ln["finished"] is finished), key=lambda ln: -ln["risk"])
@@ -459,17 +485,35 @@ def _make_loans(rng: random.Random, accounts: list[_Account], region: dict[int, 
     return rows
 
 
+def _card_earliest(acc: _Account) -> date:
+    return max(acc.opened + timedelta(days=203), date(1993, 11, 7))
+
+
+def _adult_from(acc: _Account) -> date:
+    """The first day the owner may already be 18 (1 January of the year they turn 18)."""
+    return date(acc.owner_born + 18, 1, 1)
+
+
 def _make_cards(rng: random.Random, accounts: list[_Account]) -> list[dict]:
-    chosen = sorted(rng.sample(accounts, min(len(accounts), _quota(len(accounts), _CARD_SHARE))),
-                    key=lambda a: a.account_id)
+    n = min(len(accounts), _quota(len(accounts), _CARD_SHARE))
+    # Most owners who could get a card while still a minor get one (a junior card): the demo wants such
+    # cards in every year; the rest of the quota is drawn from the other accounts.
+    minors = [a for a in accounts if _card_earliest(a) < min(_adult_from(a), date(1998, 12, 29))]
+    chosen = [a for a in minors if rng.random() < 0.8][:n]
+    taken = {a.account_id for a in chosen}
+    chosen += rng.sample([a for a in accounts if a.account_id not in taken], n - len(chosen))
+    chosen.sort(key=lambda a: a.account_id)
     year_pick = _weighted(_CARDS_PER_YEAR)
     rows = []
     card_id = 0
     for acc in chosen:
         card_id += rng.randint(1, 2)
-        earliest = max(acc.opened + timedelta(days=203), date(1993, 11, 7))
+        earliest = _card_earliest(acc)
         issued = None
-        for _ in range(20):
+        last_minor = min(_adult_from(acc), date(1998, 12, 30)) - timedelta(days=1)
+        if earliest <= last_minor and rng.random() < 0.5:  # issued while the owner is under 18
+            issued = earliest + timedelta(days=rng.randint(0, (last_minor - earliest).days))
+        for _ in range(0 if issued else 20):
             candidate = _random_day(rng, year_pick.pick(rng), last=date(1998, 12, 29))
             if candidate >= earliest:
                 issued = candidate
@@ -507,6 +551,8 @@ def _make_orders(rng: random.Random, accounts: list[_Account]) -> list[dict]:
         # What the standing orders take stays within what the income allows beside the loan repayment.
         loan_share = acc.loan["payments"] / acc.income if acc.loan is not None else 0.0
         budget = max(0.1, 0.8 - loan_share) * acc.income * rng.uniform(0.6, 1.0)
+        # A few accounts without a loan hold only test orders of a few crowns (never validated).
+        placeholders = acc.loan is None and rng.random() < _PLACEHOLDER_SHARE
         for s in symbols:
             order_id += rng.randint(1, 4)
             if s == "UVER" and acc.loan is not None:
@@ -515,7 +561,9 @@ def _make_orders(rng: random.Random, accounts: list[_Account]) -> list[dict]:
             else:
                 median, sigma = _ORDER_AMOUNTS[s]
                 amount = _lognormal_hellers(rng, median, sigma, 1, 14900, 0.1)
-                if amount > budget / len(symbols):
+                if placeholders or rng.random() < _PLACEHOLDER_ORDER:
+                    amount = 100 * rng.randint(10, 99)
+                elif amount > budget / len(symbols):
                     amount = max(100, int(budget / len(symbols) * rng.uniform(0.5, 1.0)) // 10 * 10)
                 start = _add_months(acc.opened.year, acc.opened.month, rng.randint(0, 14))
                 stop, day = None, rng.randint(1, 28)
@@ -613,6 +661,12 @@ def _simulate(rng: random.Random, acc: _Account, crisis_region: bool) -> list[di
                 card_from = acc.card_issued.day if acc.card_issued >= date(y, m, 1) else 1
                 posting = ("VYDAJ", "VYBER KARTOU", min(amount, 20000_00), "", "", "")
                 _on(events, lo, hi, rng.randint(card_from, hi), 1, posting)
+
+        # Now and then a large cash withdrawal (a car, a flat's deposit) from a well-filled account.
+        room = available - spend
+        if room >= 35_000_00 and rng.random() < _LARGE_CASH_RATE:
+            amount = int(round(rng.uniform(30_000_00, min(room, 90_000_00)), -4))
+            _on(events, lo, hi, rng.randint(1, hi), 1, ("VYBER", "VYBER", amount, "", "", ""))
 
         events.sort(key=lambda e: (e[0], e[1]))
         turnover = len(events)

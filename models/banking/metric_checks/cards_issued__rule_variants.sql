@@ -1,1 +1,1 @@
-{{ dptool.metric_variants('cards_issued', ['junior_card_age_limit'], group_by=['type']) }}
+{{ dptool.metric_variants('cards_issued', ['junior_card_age_limit', 'minor_client_protection'], group_by=['type']) }}

@@ -1,0 +1,1 @@
+{{ dptool.metric_variants('loan_default_rate', ['crisis_adjustment_1997']) }}
