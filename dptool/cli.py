@@ -45,7 +45,8 @@ def main():
 @click.option("--out", default="bundle", show_default=True, type=click.Path(file_okay=False),
               help="Folder of the benchmark bundle; replaced only once the new one is complete.")
 @click.option("--target", "target_tasks", default=60, show_default=True, type=click.IntRange(1),
-              help="How many tasks the sampled skeletons should yield, before validation.")
+              help="How many tasks the sampled skeletons should yield before validation, shared equally by "
+                   "the domains.")
 @click.option("--min-per-type", default=10, show_default=True, type=click.IntRange(0),
               help="Raise every analysis type to this many tasks per domain from unused skeletons.")
 @click.option("--refresh", default=None, type=click.Path(file_okay=False, exists=True),

@@ -113,8 +113,11 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         catalog.dimension_weight = {k: sum(n for *_, n in p.months) or sum(n for _, n in p.top_values)
                                     for k, p in profiles.items()}
         pool = enumerate_skeletons(catalog)
-        selected = select_skeletons(pool, catalog, cardinality, target_tasks)
-        skeletons = [s for s, _ in selected]
+        # the target is shared equally by the domains: one domain's many rule subsets must not crowd out
+        # another's (each domain is its own connected part of the graph, so MMR runs per domain)
+        share = -(-target_tasks // max(1, len(catalog.domains)))
+        skeletons = [s for d in catalog.domains for s, _ in select_skeletons(
+            [s for s in pool if catalog.metrics[s.metric].domain == d], catalog.subset(d), cardinality, share)]
     probes: dict = {}
 
     def probe_more(more: list) -> None:
