@@ -154,6 +154,9 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
         # rankings, breakdowns and trends read a longer span, so that every group or month holds rows
         long = analysis_type in ("ranking", "decomposition", "trend_analysis", "comparison", "significance_testing")
         pool = [w for w in spans if w.months >= (6 if long else 3)]
+        if analysis_type in ("ranking", "significance_testing"):
+            # whole years where there are: a test or a ranking of groups needs rows in every group
+            pool = [w for w in pool if w.months >= 12] or pool
         if analysis_type == "trend_analysis":
             pool = [w for w in pool if w.months >= 6]
             if not pool:
@@ -217,6 +220,20 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
         return make("value", gold_rules=tuple(r for r in skeleton.rules if r != withdrawn),
                     base_rules=skeleton.rules)
     return make("value")
+
+
+def plausible_types(skeleton: Skeleton, catalog: Catalog, cardinality: dict[str, int]) -> int:
+    """How many of a skeleton's analysis types can make a candidate at all (what a target counts)."""
+    distinct = cardinality.get(skeleton.dimension, 0)
+    temporal = skeleton.dimension_kind == "temporal"
+    possible = {
+        "counterfactual": bool(skeleton.rules),
+        "significance_testing": not temporal and distinct >= 2 and _is_avg(catalog.metrics[skeleton.metric].value),
+        "comparison": not temporal and distinct >= 2,
+        "ranking": not temporal and distinct >= 3,
+        "decomposition": not temporal and 2 <= distinct <= MAX_BREAKDOWN_GROUPS,
+    }
+    return sum(1 for t in skeleton.analysis_types if possible.get(t, True))
 
 
 def _is_avg(value: str) -> bool:

@@ -19,7 +19,7 @@ from dptool.dbt import DbtProject, dbt_version
 from dptool.enrich import NotScorable, answer
 from dptool.export import card, write_bundle
 from dptool.graph import build_graph, graph_stats, graph_to_json
-from dptool.instantiate import instantiate
+from dptool.instantiate import instantiate, plausible_types
 from dptool.knowledge import knowledge_tasks
 from dptool.materialize import GOLD_DIR, NO_EFFECT, Built, materialize, rows_differ, write_properties
 from dptool.phrase import phrase
@@ -29,7 +29,7 @@ from dptool.profile import profile_dimensions
 from dptool.refresh import diff, markdown, read_tasks, task_key
 from dptool.sample import enumerate_skeletons, quality, select_skeletons
 from dptool.sql import pretty, relation_key, rename_relations, variant_queries
-from dptool.validate import validate
+from dptool.validate import duplicate_questions, validate
 from dptool.warehouse import Warehouse, dialect_of
 
 
@@ -116,8 +116,12 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         # the target is shared equally by the domains: one domain's many rule subsets must not crowd out
         # another's (each domain is its own connected part of the graph, so MMR runs per domain)
         share = -(-target_tasks // max(1, len(catalog.domains)))
+        def planned(s):  # a target counts candidates: types a skeleton cannot make do not count
+            return plausible_types(s, catalog, cardinality)
+
         skeletons = [s for d in catalog.domains for s, _ in select_skeletons(
-            [s for s in pool if catalog.metrics[s.metric].domain == d], catalog.subset(d), cardinality, share)]
+            [s for s in pool if catalog.metrics[s.metric].domain == d], catalog.subset(d), cardinality, share,
+            planned)]
     probes: dict = {}
 
     def probe_more(more: list) -> None:
@@ -147,6 +151,7 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
             done.dropped.update(more.dropped)
             done.rejected.update(more.rejected)
             done.reasons.update(more.reasons)
+        _drop_duplicates(done, project)
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
         known = knowledge_tasks(catalog)
         for i, task in enumerate(known, start=1):
@@ -225,6 +230,20 @@ def _round(project, candidates, keep, catalog, connection, dialect, progress, re
     return out
 
 
+def _drop_duplicates(done: Round, project: DbtProject) -> None:
+    """No two tasks may ask the same question (dptool.validate.duplicate_questions); their models go."""
+    drop = duplicate_questions(done.tasks)
+    done.rejected["duplicate_question"] += len(drop)
+    for c in done.candidates:
+        if c.task_id in drop:
+            done.reasons[task_key(c.analysis_type, c.metric, c.skeleton.rules, c.dimension_column, c.slice)] = \
+                "another task asks the same question"
+            (project.project_dir / GOLD_DIR / f"{c.task_id}.sql").unlink(missing_ok=True)
+            done.gold_rows.pop(c.task_id, None)
+    done.tasks = [t for t in done.tasks if t["task_id"] not in drop]
+    done.candidates = [c for c in done.candidates if c.task_id not in drop]
+
+
 def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, first_id,
                   probes, probe_more):
     """Candidates from unused skeletons for every (domain, analysis type) below the minimum."""
@@ -238,14 +257,14 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
                 options = [s for s in ranked if catalog.metrics[s.metric].domain == domain
                            and kind in s.analysis_types and (s.id, kind) not in used]
                 wanted[(domain, kind)] = (missing, options)
-    # the probes of the options that may be used, in one dbt compile: eight times what is missing per type
-    probe_more([s for missing, options in wanted.values() for s in options[: 8 * missing]])
+    # the probes of the options that may be used, in one dbt compile: twelve times what is missing per type
+    probe_more([s for missing, options in wanted.values() for s in options[: 12 * missing]])
     extra = []
     for (_domain, kind), (missing, options) in wanted.items():
-        # twice what is missing: some candidates still fail the rule test or have no scorable answer
-        made = instantiate(options[: 8 * missing], catalog, profiles, seed, dialect, types=(kind,),
+        # three times what is missing: some candidates still fail the rule test or have no scorable answer
+        made = instantiate(options[: 12 * missing], catalog, profiles, seed, dialect, types=(kind,),
                            first_id=first_id + len(extra), probes=probes)
-        extra += made[: 2 * missing]
+        extra += made[: 3 * missing]
     for i, c in enumerate(extra, start=first_id):
         c.task_id = f"t_{i:04d}"
     return extra

@@ -121,10 +121,15 @@ def jaccard_distance(a: frozenset, b: frozenset) -> float:
 
 
 def select_skeletons(
-    candidates: list[Skeleton], catalog: Catalog, cardinality: dict[str, int], target_tasks: int
+    candidates: list[Skeleton], catalog: Catalog, cardinality: dict[str, int], target_tasks: int,
+    planned_tasks=None,
 ) -> list[tuple[Skeleton, float]]:
     """MMR selection (λ = 0.3, Jaccard distance over node sets) until the skeletons' analysis types
-    reach `target_tasks`, then a coverage pass adding every metric and rule not yet selected."""
+    reach `target_tasks`, then a coverage pass adding every metric and rule not yet selected.
+
+    `planned_tasks(skeleton)` counts the tasks a skeleton is expected to give (default: its analysis types).
+    """
+    planned_tasks = planned_tasks or (lambda s: len(s.analysis_types))
     selected: list[tuple[Skeleton, float]] = []
     rule_uses: Counter = Counter()
     metric_uses: Counter = Counter()
@@ -156,7 +161,7 @@ def select_skeletons(
             if best_key is None or key > best_key:
                 best, best_key = (c, q), key
         take(*best)
-        planned += len(best[0].analysis_types)
+        planned += planned_tasks(best[0])
         for c in pool:
             nearest[c] = min(nearest[c], jaccard_distance(nodes[c], nodes[best[0]]))
 

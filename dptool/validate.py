@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 
@@ -77,3 +78,18 @@ def validate(tasks: list[dict], catalog: Catalog) -> tuple[list[dict], Counter]:
         if not failed:
             kept.append(task)
     return kept, rejected
+
+
+def duplicate_questions(tasks: list[dict]) -> set[str]:
+    """Task ids to drop so that no two tasks ask the same question: of equal questions with the same
+    gold, all but the first; with different golds, all (an agent could not tell which is meant)."""
+    groups: dict[str, list[dict]] = {}
+    for task in sorted(tasks, key=lambda t: t["task_id"]):
+        key = " ".join(task["question"].lower().split())
+        groups.setdefault(key, []).append(task)
+    drop = set()
+    for same in groups.values():
+        if len(same) > 1:
+            golds = {json.dumps(t["gold"], sort_keys=True, default=str) for t in same}
+            drop |= {t["task_id"] for t in (same[1:] if len(golds) == 1 else same)}
+    return drop

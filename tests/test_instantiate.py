@@ -279,7 +279,9 @@ def test_long_types_read_six_months_or_more():
             spans.setdefault(c.analysis_type, set()).add(c.window.months)
     assert set(spans) == {*LONG, "point_query", "threshold_crossing", "counterfactual"}
     for analysis_type in LONG:
-        assert spans[analysis_type] == {6, 12}, analysis_type
+        # rankings and significance tests read whole years where there are: every group needs rows
+        assert spans[analysis_type] == ({12} if analysis_type in ("ranking", "significance_testing") else {6, 12}), \
+            analysis_type
     for analysis_type in ("point_query", "threshold_crossing", "counterfactual"):
         assert spans[analysis_type] == {3, 6, 12}, analysis_type
 
@@ -475,3 +477,16 @@ def test_period_expression():
     # the column as the dialect quotes it, inside a Jinja string
     assert period_expression("Order Date", "timestamp", "duckdb") == "dbt.date_trunc('month', \"\\\"Order Date\\\"\")"
     assert period_expression("Order Date", "yymmdd", "bigquery") == '"FLOOR(`Order Date` / 100)"'
+
+
+def test_plausible_types_count_what_a_skeleton_can_make():
+    from dptool.instantiate import plausible_types
+
+    cardinality = {CITY: 40, STATE: 27, STATUS: 2, METHOD: 4, ORDERED_AT: 540}
+    # all seven; no rule: no counterfactual, 40 cities: no breakdown of every group; 2 statuses: no ranking;
+    # a temporal dimension: point query, threshold and trend, no counterfactual without a rule
+    assert [plausible_types(s, SHOP, cardinality) for s in SKELETONS] == [7, 5, 6, 3, 7]
+    # the counts agree with what instantiate makes from these skeletons
+    for s in SKELETONS:
+        made = instantiate([s], SHOP, PROFILES, seed=42, dialect="duckdb")
+        assert len(made) <= plausible_types(s, SHOP, cardinality), s.id

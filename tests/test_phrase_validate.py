@@ -454,3 +454,16 @@ def test_validate_nothing():
     kept, rejected = validate([], SHOP)
     assert kept == []
     assert dict(rejected) == dict.fromkeys(CHECKS, 0)
+
+
+def test_duplicate_questions():
+    from dptool.validate import duplicate_questions
+
+    def task(task_id, question, value):
+        return {"task_id": task_id, "question": question, "gold": {"value": value}}
+
+    tasks = [task("t_0003", "What was X in 2017?", 1.0), task("t_0001", "What was  x in 2017?", 1.0),
+             task("t_0002", "What was Y?", 1.0), task("t_0005", "What was Y?", 2.0), task("t_0004", "Z?", 3.0)]
+    # the same gold: the first is kept; different golds: an agent cannot tell which is meant, both go
+    assert duplicate_questions(tasks) == {"t_0003", "t_0002", "t_0005"}
+    assert duplicate_questions(tasks[4:]) == set()
