@@ -23,6 +23,7 @@ demo: $(STAMP)
 	$(BIN)/dbt deps --project-dir . --profiles-dir .
 	$(BIN)/dbt build --project-dir . --profiles-dir . --exclude tag:dptool_gold
 	$(BIN)/dptool generate --project-dir . --out bundle --target $(DEMO_TARGET)
+	$(BIN)/dptool ablate pairing --project-dir . --limit 100 bundle
 
 # the provenance of every gold answer, in dbt docs (after `make demo`)
 docs: $(STAMP)

@@ -32,22 +32,19 @@ def _tokens(text: str) -> list[str]:
 
 
 def pairings(tasks: list[dict], catalog: Catalog, seed: int, limit: int | None = None) -> list[dict]:
-    """(task, strategy, rule) triples for every rule task (the first `limit`) whose rules are in the catalog."""
+    """(task, strategy, rule) triples for every rule task whose rules are in the catalog; with `limit`, for
+    that many spread evenly over the bundle (task ids run domain by domain: the first N would be one domain)."""
     rule_ids = sorted(catalog.rules)
     bm25 = BM25Okapi([_tokens(catalog.rules[r].document) for r in rule_ids])
+    eligible = [t for t in tasks if t.get("spec") and t["rule_ids"] and t["analysis_type"] != "counterfactual"
+                and t["rule_ids"][0] in catalog.rules and len(rule_ids) > 1]
+    if limit is not None and len(eligible) > limit:
+        eligible = [eligible[i * len(eligible) // limit] for i in range(limit)]
     out = []
-    for task in tasks:
-        spec = task.get("spec")
-        if not spec or not task["rule_ids"] or task["analysis_type"] == "counterfactual":
-            continue
+    for task in eligible:
+        spec = task["spec"]
         own = task["rule_ids"][0]
-        if own not in catalog.rules:
-            continue
-        if limit is not None and len(out) >= 3 * limit:
-            break
         others = [r for r in rule_ids if r != own]
-        if not others:
-            continue
         scores = bm25.get_scores(_tokens(catalog.rules[own].document))
         similar = max(others, key=lambda r: (scores[rule_ids.index(r)], r))
         rng = random.Random(f"{seed}:{task['task_id']}")

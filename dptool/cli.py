@@ -251,7 +251,8 @@ def ablate():
 @ablate.command("pairing")
 @project_options
 @seed_option
-@click.option("--limit", default=None, type=click.IntRange(1), help="Only the first N rule tasks.")
+@click.option("--limit", default=None, type=click.IntRange(1),
+              help="Only N rule tasks, spread evenly over the bundle.")
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
 def ablate_pairing(project_dir, profiles_dir, dbt_target, seed, limit, bundle):
     """Re-pair every rule task's metric with the graph's rule, the most similar rule by text and a random

@@ -116,6 +116,7 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         # the target is shared equally by the domains: one domain's many rule subsets must not crowd out
         # another's (each domain is its own connected part of the graph, so MMR runs per domain)
         share = -(-target_tasks // max(1, len(catalog.domains)))
+
         def planned(s):  # a target counts candidates: types a skeleton cannot make do not count
             return plausible_types(s, catalog, cardinality)
 
@@ -132,7 +133,7 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         probe_more(skeletons)
     with stage("instantiate", f"{len(skeletons)} skeletons"):
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes)
-    with stage("materialize", f"dbt build of {len(candidates)} gold models and their rule tests"):
+    with stage("materialize", f"dbt run of {len(candidates)} gold models"):
         done = _round(project, candidates, [], catalog, connection, dialect, progress, reviewer)
     with stage("augment", f"raising every analysis type to {min_per_type} per domain"):
         used = {(c.skeleton.id, c.analysis_type) for c in candidates}
