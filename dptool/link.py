@@ -24,6 +24,7 @@ from dptool.catalog import Catalog, Rule
 from dptool.dbt import DbtProject
 from dptool.errors import DptoolError
 from dptool.llm import LLM, Prompt
+from dptool.materialize import jinja_literal
 from dptool.warehouse import Warehouse
 
 STAGE_LINK = "link"
@@ -130,23 +131,18 @@ def propose(llm: LLM, prompt: Prompt, rule: Rule, catalog: Catalog) -> list[Prop
 # --- rendering ---------------------------------------------------------------------------------------------------
 
 
-def _jinja(value) -> str:
-    # a JSON string is a valid Jinja string literal (see dptool.materialize._jinja)
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _comment(text: str) -> str:
     return text.replace("#}", "# }").replace("{#", "{ #")
 
 
 def edit_lines(p: Proposal, indent: str = "  ") -> list[str]:
     """The Jinja statements that apply a proposal's edits to `q`."""
-    lines = [f"{indent}{{% do q.where.append({_jinja(w)}) %}}" for w in p.where]
-    lines += [f"{indent}{{% do q.having.append({_jinja(h)}) %}}" for h in p.having]
+    lines = [f"{indent}{{% do q.where.append({jinja_literal(w)}) %}}" for w in p.where]
+    lines += [f"{indent}{{% do q.having.append({jinja_literal(h)}) %}}" for h in p.having]
     if p.columns:
-        lines.append(f"{indent}{{% do q.columns.update({_jinja(dict(sorted(p.columns.items())))}) %}}")
+        lines.append(f"{indent}{{% do q.columns.update({jinja_literal(dict(sorted(p.columns.items())))}) %}}")
     if p.value:
-        lines.append(f"{indent}{{% do q.update({{'value': {_jinja(p.value)}}}) %}}")
+        lines.append(f"{indent}{{% do q.update({{'value': {jinja_literal(p.value)}}}) %}}")
     return lines
 
 
@@ -158,7 +154,9 @@ def draft_macro(name: str, p: Proposal) -> str:
 
 def variants_model(metric: str, rule_name: str, group_by: str | None) -> str:
     config = f"{{{{ config(materialized='table', schema='{SCHEMA}', tags=['{TAG}']) }}}}"
-    args = f"{_jinja(metric)}, {_jinja([rule_name])}" + (f", group_by={_jinja([group_by])}" if group_by else "")
+    args = f"{jinja_literal(metric)}, {jinja_literal([rule_name])}"
+    if group_by:
+        args += f", group_by={jinja_literal([group_by])}"
     return f"{config}\n{{{{ dptool.metric_variants({args}) }}}}\n"
 
 
@@ -182,7 +180,7 @@ def suggestion(rule: Rule, proposals: list[Proposal], model: str, prompt: str) -
     for p in kept:
         if p.reason:
             lines.append(f"  {{#- {_comment(p.reason)} -#}}")
-        lines.append(f"  {{%- if metric == {_jinja(p.metric)} %}}")
+        lines.append(f"  {{%- if metric == {jinja_literal(p.metric)} %}}")
         lines += edit_lines(p, "  ")
         lines.append("  {%- endif %}")
     lines += ["  {{ return(q) }}", "{% endmacro %}", ""]

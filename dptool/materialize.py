@@ -33,10 +33,11 @@ class Built:
 
 def model_sql(c: Candidate) -> str:
     """The one-line gold model of a candidate: a call of dptool.gold with Jinja literals."""
-    args = [f"metric={_jinja(c.metric)}", f"rules={_jinja(list(c.rules))}", f"where={_jinja(c.where)}"]
+    args = [f"metric={jinja_literal(c.metric)}", f"rules={jinja_literal(list(c.rules))}",
+            f"where={jinja_literal(c.where)}"]
     if c.group_by:
-        args.append(f"group_by={_jinja(c.group_by)}")
-    args.append(f"shape={_jinja(c.shape)}")
+        args.append(f"group_by={jinja_literal(c.group_by)}")
+    args.append(f"shape={jinja_literal(c.shape)}")
     if c.k is not None:
         args.append(f"k={c.k}")
     if c.min_rows is not None:
@@ -44,12 +45,12 @@ def model_sql(c: Candidate) -> str:
     if c.period is not None:
         args.append(f"period={c.period}")  # already a Jinja expression (e.g. dbt.date_trunc(...))
     if c.base_rules:
-        args.append(f"base_rules={_jinja(list(c.base_rules))}")
+        args.append(f"base_rules={jinja_literal(list(c.base_rules))}")
     config = "{{ config(materialized='table', schema='dptool_gold', tags=['" + GOLD_TAG + "']) }}\n"
     return HEADER + config + "{{ dptool.gold(" + ", ".join(args) + ") }}\n"
 
 
-def _jinja(value) -> str:
+def jinja_literal(value) -> str:
     # JSON string and list literals are valid Jinja literals. Non-ASCII stays raw: Jinja decodes the
     # escapes of a literal one by one, so an escaped surrogate pair would come back as two halves.
     return json.dumps(value, ensure_ascii=False)

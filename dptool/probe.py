@@ -21,7 +21,7 @@ from pathlib import Path
 from dptool.catalog import Catalog
 from dptool.dbt import Connection, DbtProject
 from dptool.instantiate import period_expression
-from dptool.materialize import _jinja
+from dptool.materialize import jinja_literal
 from dptool.profile import DimensionProfile
 from dptool.sample import Skeleton
 from dptool.warehouse import Warehouse
@@ -57,23 +57,19 @@ class Probe:
         return False
 
 
-def probe_name(skeleton: Skeleton) -> str:
-    return "probe__" + skeleton.id[:200]
-
-
 def probe_sql(skeleton: Skeleton, catalog: Catalog, profiles: dict[str, DimensionProfile], dialect: str) -> str:
     """The probe model: base and rule-modified values per month and dimension value."""
     metric = catalog.metrics[skeleton.metric]
     dim = catalog.dimensions[skeleton.dimension]
     temporal = next((d for d in catalog.dimensions_of(metric) if d.kind == "temporal"), None)
-    args = [f"metric={_jinja(skeleton.metric)}", f"rules={_jinja(list(skeleton.rules))}"]
+    args = [f"metric={jinja_literal(skeleton.metric)}", f"rules={jinja_literal(list(skeleton.rules))}"]
     group_by = [] if dim.kind == "temporal" else [dim.column]
     if temporal is not None:
-        args.append(f"group_by={_jinja(group_by)}")
+        args.append(f"group_by={jinja_literal(group_by)}")
         args.append("shape='series'")
         args.append(f"period={period_expression(temporal.column, profiles[temporal.id].encoding, dialect)}")
     else:
-        args.append(f"group_by={_jinja(group_by)}")
+        args.append(f"group_by={jinja_literal(group_by)}")
         args.append("shape='grouped'" if group_by else "shape='value'")
     config = "{{ config(materialized='view', tags=['" + PROBE_TAG + "']) }}\n"
     return HEADER + config + "{{ dptool.gold(" + ", ".join(args) + ") }}\n"
@@ -91,10 +87,10 @@ def probe(project: DbtProject, skeletons: list[Skeleton], catalog: Catalog, prof
     folder.mkdir(parents=True)
     names = {}
     try:
-        for skeleton_id, skeleton in sorted(wanted.items()):
-            names[probe_name(skeleton)] = skeleton_id
-            (folder / f"{probe_name(skeleton)}.sql").write_text(
-                probe_sql(skeleton, catalog, profiles, dialect), encoding="utf-8")
+        for i, (skeleton_id, skeleton) in enumerate(sorted(wanted.items()), start=1):
+            names[f"probe_{i:04d}"] = skeleton_id  # a skeleton id can be longer than a relation name may be
+            (folder / f"probe_{i:04d}.sql").write_text(probe_sql(skeleton, catalog, profiles, dialect),
+                                                       encoding="utf-8")
         results = project.run("compile", "--select", f"tag:{PROBE_TAG}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
