@@ -20,6 +20,7 @@ from rank_bm25 import BM25Okapi
 from dptool.catalog import Catalog
 from dptool.dbt import DbtProject
 from dptool.errors import DptoolError
+from dptool.materialize import rows_differ
 from dptool.warehouse import Warehouse
 
 STRATEGIES = ("graph", "similar text", "random")
@@ -90,12 +91,7 @@ def run_pairing(project: DbtProject, catalog: Catalog, tasks: list[dict], seed: 
             if node is None:
                 p["changes"] = False
                 continue
-            columns, rows = wh.query(f"select * from {node.relation_name}")
-            variants = {"base": [], "gold": []}
-            for row in rows:
-                values = tuple(round(v, 9) if isinstance(v, float) else v for v in row[1:])
-                variants[row[0]].append(values)
-            p["changes"] = sorted(variants["base"], key=repr) != sorted(variants["gold"], key=repr)
+            p["changes"] = rows_differ(*wh.query(f"select * from {node.relation_name}"))
     table = {}
     for strategy in STRATEGIES:
         chosen = [p for p in plan if p["strategy"] == strategy]

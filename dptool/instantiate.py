@@ -199,7 +199,8 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
             return None
         if analysis_type == "significance_testing" and not _is_avg(metric.value):
             return None
-        pair = _pair(skeleton, dim, profile, catalog, rng, _changes(probe, window), _has_value(probe, window))
+        pair = _pair(skeleton, dim, profile, catalog, rng, _per_value(probe.changed if probe else None, window),
+                     _per_value(probe.has_value if probe else None, window))
         if pair is None:
             return None
         where.append(exp.In(this=exp.column(dim.column), expressions=[literal(v) for v in pair]).sql(dialect))
@@ -207,7 +208,8 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
         return make("stats" if analysis_type == "significance_testing" else "grouped", [dim.column])
     # point query, threshold crossing, counterfactual: one value of one slice
     if dim.kind != "temporal":
-        value = _slice_value(skeleton, dim, profile, catalog, rng, _changes(probe, window))
+        value = _slice_value(skeleton, dim, profile, catalog, rng,
+                             _per_value(probe.changed if probe else None, window))
         if value is None:
             return None
         where.append(equals(dim.column, value, dialect))
@@ -268,9 +270,14 @@ def _readable_values(skeleton, dim, profile, catalog) -> list | None:
     """The slice values a sliced task may read: the value a conditional rule names, or frequent ones."""
     if dim.kind == "temporal":
         return None
-    named = [catalog.rules[r].applies_when[dim.column] for r in skeleton.rules
-             if dim.column in catalog.rules[r].applies_when]
-    return named[:1] or _frequent(profile, _fact_rows(skeleton, catalog))
+    named = _named_value(skeleton, dim, catalog)
+    return [named] if named is not None else _frequent(profile, _fact_rows(skeleton, catalog))
+
+
+def _named_value(skeleton, dim, catalog):
+    """The value of this dimension that a rule of the skeleton is conditional on (its first such rule)."""
+    return next((catalog.rules[r].applies_when[dim.column] for r in skeleton.rules
+                 if dim.column in catalog.rules[r].applies_when), None)
 
 
 def _months(window: Window) -> set[tuple[int, int]]:
@@ -281,28 +288,20 @@ def _months(window: Window) -> set[tuple[int, int]]:
     return out
 
 
-def _changes(probe, window: Window | None):
-    """Does the rule change this slice value in the window? Always yes without a probe."""
-    if probe is None:
+def _per_value(check, window: Window | None):
+    """A test of one slice value in the window: `check` is a Probe method (changed, has_value); without a
+    probe (None), every value passes."""
+    if check is None:
         return lambda value: True
     months = _months(window) if window else None
-    return lambda value: probe.changed(months, [value])
-
-
-def _has_value(probe, window: Window | None):
-    """Has the metric a value for this group in the window? Always yes without a probe."""
-    if probe is None:
-        return lambda value: True
-    months = _months(window) if window else None
-    return lambda value: probe.has_value(months, [value])
+    return lambda value: check(months, [value])
 
 
 def _slice_value(skeleton, dim, profile, catalog, rng, changes):
     # a rule conditional on this dimension is tested on the value it names
-    for rule_id in skeleton.rules:
-        wanted = catalog.rules[rule_id].applies_when.get(dim.column)
-        if wanted is not None:
-            return wanted if changes(wanted) else None
+    wanted = _named_value(skeleton, dim, catalog)
+    if wanted is not None:
+        return wanted if changes(wanted) else None
     frequent = _frequent(profile, _fact_rows(skeleton, catalog))
     frequent = [v for v in frequent if changes(v)]
     return rng.choice(frequent) if frequent else None
@@ -310,8 +309,7 @@ def _slice_value(skeleton, dim, profile, catalog, rng, changes):
 
 def _pair(skeleton, dim, profile, catalog, rng, changes, has_value) -> tuple | None:
     frequent = _frequent(profile, _fact_rows(skeleton, catalog))
-    first = next((catalog.rules[r].applies_when[dim.column] for r in skeleton.rules
-                  if dim.column in catalog.rules[r].applies_when), None)
+    first = _named_value(skeleton, dim, catalog)
     if first is None:
         changed = [v for v in frequent if changes(v)]  # the rule must change one of the two groups
         if len(frequent) < 2 or not changed:

@@ -97,16 +97,16 @@ def quality(
     s: Skeleton, catalog: Catalog, cardinality: dict[str, int], rule_uses: Counter, metric_uses: Counter
 ) -> float:
     """q(S): the weighted sum of the five scorers of DI-Bench Appendix D.1."""
-    dim = catalog.dimensions[s.dimension]
+    return _quality(_static_terms(s, catalog, cardinality), s, rule_uses, metric_uses)
+
+
+def _quality(static: tuple[float, float, float], s: Skeleton, rule_uses: Counter, metric_uses: Counter) -> float:
+    # the weighted terms in the order of WEIGHTS: the static three computed once, the two that depend on
+    # what is already taken computed per round
+    semantic, card, joins = static
     rule_div = sum(1 / (1 + rule_uses[r]) for r in s.rules) / len(s.rules) if s.rules else 0.0
-    scores = {
-        "semantic": semantic_score(catalog.metrics[s.metric], dim, s.rules, catalog),
-        "rule_diversity": rule_div,
-        "metric_rarity": 1 / (1 + metric_uses[s.metric]),
-        "cardinality": cardinality_score(cardinality.get(s.dimension, 0), dim.kind),
-        "joins": join_score(len(s.tables)),
-    }
-    return sum(WEIGHTS[k] * v for k, v in scores.items())
+    return 0 + semantic + WEIGHTS["rule_diversity"] * rule_div + \
+        WEIGHTS["metric_rarity"] * (1 / (1 + metric_uses[s.metric])) + card + joins
 
 
 def _static_terms(s: Skeleton, catalog: Catalog, cardinality: dict[str, int]) -> tuple[float, float, float]:
@@ -141,8 +141,7 @@ def select_skeletons(
         rule_uses.update(s.rules)
         metric_uses[s.metric] += 1
 
-    # quality() term by term, in its order (the same float sums): the static terms once per skeleton,
-    # the two that depend on what is taken per round; the distance to the nearest selected skeleton is
+    # the static terms of quality() once per skeleton; the distance to the nearest selected skeleton is
     # kept up to date with each take, not recomputed against every selected one (a 1,000-task target
     # takes ~150 rounds over ~1,100 skeletons)
     static = {c: _static_terms(c, catalog, cardinality) for c in pool}
@@ -152,10 +151,7 @@ def select_skeletons(
     while pool and planned < target_tasks:
         best, best_key = None, None
         for c in pool:
-            semantic, card, joins = static[c]
-            rule_div = sum(1 / (1 + rule_uses[r]) for r in c.rules) / len(c.rules) if c.rules else 0.0
-            q = 0 + semantic + WEIGHTS["rule_diversity"] * rule_div + \
-                WEIGHTS["metric_rarity"] * (1 / (1 + metric_uses[c.metric])) + card + joins
+            q = _quality(static[c], c, rule_uses, metric_uses)
             mmr = (1 - MMR_LAMBDA) * q + MMR_LAMBDA * nearest[c]
             key = (round(mmr, 12), c.id)  # ties broken by id, never by set order
             if best_key is None or key > best_key:

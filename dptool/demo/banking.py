@@ -41,7 +41,6 @@ original ``.asc``, csv or parquet) into the same seed CSVs.
 
 from __future__ import annotations
 
-import bisect
 import calendar
 import csv
 import math
@@ -50,9 +49,9 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from itertools import accumulate
 from pathlib import Path
 
+from dptool.demo.weighted import Weighted, weighted
 from dptool.errors import DptoolError
 
 TABLES: tuple[str, ...] = ("account", "client", "disp", "trans", "order", "loan", "card", "district")
@@ -225,22 +224,6 @@ _CRISIS = ((1997, 7), (1998, 6))  # first and last month of the downturn
 # Helpers
 # ---------------------------------------------------------------------------------------------------
 
-class _Weighted:
-    """Weighted choice by bisecting cumulative weights (fast, and deterministic for a given rng)."""
-
-    def __init__(self, items: Sequence, weights: Sequence[float]):
-        self.items = list(items)
-        self.cum = list(accumulate(weights))
-        self.total = self.cum[-1]
-
-    def pick(self, rng: random.Random):
-        return self.items[bisect.bisect_right(self.cum, rng.random() * self.total)]
-
-
-def _weighted(mapping: dict) -> _Weighted:
-    return _Weighted(list(mapping), list(mapping.values()))
-
-
 def _yymmdd(d: date) -> str:
     return f"{d.year % 100:02d}{d.month:02d}{d.day:02d}"
 
@@ -341,10 +324,10 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
     region = {int(r[0]): r[2] for r in _DISTRICT_ROWS}
     salary = {int(r[0]): int(r[10]) for r in _DISTRICT_ROWS}
 
-    district_pick = _Weighted(range(1, 78), _ACCOUNTS_PER_DISTRICT)
-    year_pick = _weighted(_ACCOUNTS_PER_YEAR)
-    frequency_pick = _weighted(_FREQUENCIES)
-    birth_pick = _Weighted(range(_BIRTHS_FROM, _BIRTHS_FROM + len(_BIRTHS_PER_YEAR)), _BIRTHS_PER_YEAR)
+    district_pick = Weighted(range(1, 78), _ACCOUNTS_PER_DISTRICT)
+    year_pick = weighted(_ACCOUNTS_PER_YEAR)
+    frequency_pick = weighted(_FREQUENCIES)
+    birth_pick = Weighted(range(_BIRTHS_FROM, _BIRTHS_FROM + len(_BIRTHS_PER_YEAR)), _BIRTHS_PER_YEAR)
 
     # --- accounts, their owners and disponents (clients and dispositions follow account ids, as in Berka).
     accounts: list[_Account] = []
@@ -503,7 +486,7 @@ def _make_cards(rng: random.Random, accounts: list[_Account]) -> list[dict]:
     taken = {a.account_id for a in chosen}
     chosen += rng.sample([a for a in accounts if a.account_id not in taken], n - len(chosen))
     chosen.sort(key=lambda a: a.account_id)
-    year_pick = _weighted(_CARDS_PER_YEAR)
+    year_pick = weighted(_CARDS_PER_YEAR)
     rows = []
     card_id = 0
     for acc in chosen:
@@ -534,8 +517,8 @@ def _make_cards(rng: random.Random, accounts: list[_Account]) -> list[dict]:
 
 
 def _make_orders(rng: random.Random, accounts: list[_Account]) -> list[dict]:
-    count_pick = _weighted(_ORDERS_PER_ACCOUNT)
-    symbol_pick = _weighted(_ORDER_SYMBOLS)
+    count_pick = weighted(_ORDERS_PER_ACCOUNT)
+    symbol_pick = weighted(_ORDER_SYMBOLS)
     rows = []
     order_id = 29400
     for acc in accounts:

@@ -11,7 +11,6 @@ so the same (scale, seed) always gives byte-identical CSV files.
 
 from __future__ import annotations
 
-import bisect
 import csv
 import hashlib
 import math
@@ -19,8 +18,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
-from itertools import accumulate
 from pathlib import Path
+
+from dptool.demo.weighted import Weighted, weighted
 
 TABLES: tuple[str, ...] = (
     "olist_orders_dataset",
@@ -412,22 +412,6 @@ def _late_period_factor(day: int) -> float:
 # ---------------------------------------------------------------------------------------------------
 
 
-class _Weighted:
-    """Weighted choice by bisecting cumulative weights (fast, and deterministic for a given rng)."""
-
-    def __init__(self, items: Sequence, weights: Sequence[float]):
-        self.items = list(items)
-        self.cum = list(accumulate(weights))
-        self.total = self.cum[-1]
-
-    def pick(self, rng: random.Random):
-        return self.items[bisect.bisect_right(self.cum, rng.random() * self.total)]
-
-
-def _weighted(mapping: dict) -> _Weighted:
-    return _Weighted(list(mapping), list(mapping.values()))
-
-
 def _md5(text: str) -> str:
     return hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
 
@@ -460,7 +444,7 @@ def _distance_class(a: str, b: str) -> int:
     return 2 if (ra, rb) in _NEAR_REGIONS or (rb, ra) in _NEAR_REGIONS else 3
 
 
-_CITY_PICKERS = {st: _Weighted(cities, [c[1] for c in cities]) for st, cities in _CITIES.items()}
+_CITY_PICKERS = {st: Weighted(cities, [c[1] for c in cities]) for st, cities in _CITIES.items()}
 
 
 def _pick_place(rng: random.Random, state: str) -> tuple[str, str]:
@@ -468,7 +452,7 @@ def _pick_place(rng: random.Random, state: str) -> tuple[str, str]:
     return city, f"{rng.randint(lo, hi):05d}"
 
 
-def _purchase_day_picker() -> _Weighted:
+def _purchase_day_picker() -> Weighted:
     """Purchase days weighted so each month gets its Olist share; Black Friday 2017 is 5.5 ordinary days."""
     days = range(_FIRST_DAY, _LAST_DAY + 1)
     months = [((_EPOCH + timedelta(days=d)).year, (_EPOCH + timedelta(days=d)).month) for d in days]
@@ -477,7 +461,7 @@ def _purchase_day_picker() -> _Weighted:
     for month, w in zip(months, raw, strict=True):
         month_total[month] = month_total.get(month, 0.0) + w
     weights = [w * _MONTH_ORDERS.get(m, 0) / month_total[m] for m, w in zip(months, raw, strict=True)]
-    return _Weighted(days, weights)
+    return Weighted(days, weights)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -503,7 +487,7 @@ class _Product:
 
 
 def _make_sellers(rng: random.Random, seed: int, n: int) -> tuple[list[_Seller], list[float]]:
-    state_pick = _Weighted(list(_STATES), [v[1] for v in _STATES.values()])
+    state_pick = Weighted(list(_STATES), [v[1] for v in _STATES.values()])
     sellers, volume = [], []
     for i in range(n):
         state = state_pick.pick(rng)
@@ -537,11 +521,11 @@ def _make_products(rng: random.Random, seed: int, n: int, sellers: list[_Seller]
     labels = [i for i, c in enumerate(counts) for _ in range(c)]
     rng.shuffle(labels)
 
-    seller_pick = _Weighted(sellers, seller_volume)
+    seller_pick = Weighted(sellers, seller_volume)
     # The first products cover every seller once, so each seller has something to sell.
     covering = list(sellers)
     rng.shuffle(covering)
-    photo_pick = _Weighted(range(1, 11), (50, 20, 11, 8, 5, 3, 1.2, 0.8, 0.5, 0.5))
+    photo_pick = Weighted(range(1, 11), (50, 20, 11, 8, 5, 3, 1.2, 0.8, 0.5, 0.5))
 
     rows, products = [], []
     by_category: list[list[tuple[_Product, float]]] = [[] for _ in names]
@@ -578,8 +562,8 @@ def _make_products(rng: random.Random, seed: int, n: int, sellers: list[_Seller]
         })
 
     # Sales pick a category by its Olist weight, then a product by its own (skewed) popularity.
-    pickers = [_Weighted([p for p, _ in ps], [w for _, w in ps]) for ps in by_category if ps]
-    category_pick = _Weighted(pickers, [w for w, ps in zip(item_weights, by_category, strict=True) if ps])
+    pickers = [Weighted([p for p, _ in ps], [w for _, w in ps]) for ps in by_category if ps]
+    category_pick = Weighted(pickers, [w for w, ps in zip(item_weights, by_category, strict=True) if ps])
     return rows, products, category_pick
 
 
@@ -672,12 +656,12 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
 
     # --- customers: one customer_id per order; ~3% of people come back (same customer_unique_id).
     day_pick = _purchase_day_picker()
-    hour_pick = _Weighted(range(24), _HOUR_WEIGHTS)
+    hour_pick = Weighted(range(24), _HOUR_WEIGHTS)
     purchases = [day_pick.pick(rng) * _DAY + hour_pick.pick(rng) * 3600 + rng.randrange(3600)
                  for _ in range(n_orders)]
     returning = [i > 0 and rng.random() < 0.031 for i in range(n_orders)]
     n_people = returning.count(False)
-    state_pick = _Weighted(list(_STATES), [v[0] for v in _STATES.values()])
+    state_pick = Weighted(list(_STATES), [v[0] for v in _STATES.values()])
     states = [state_pick.pick(rng) for _ in range(n_people)]
     if n_people >= 1000:
         # Make sure every state and every apostrophe city appears, at a random place in the file.
@@ -706,9 +690,9 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
         order_state.append(person[3])
 
     # --- status, payment type and basket size per order.
-    status_pick = _weighted(_STATUS_WEIGHTS)
-    payment_pick = _weighted(_PRIMARY_PAYMENT_WEIGHTS)
-    count_pick = _weighted(_ITEM_COUNT_WEIGHTS)
+    status_pick = weighted(_STATUS_WEIGHTS)
+    payment_pick = weighted(_PRIMARY_PAYMENT_WEIGHTS)
+    count_pick = weighted(_ITEM_COUNT_WEIGHTS)
     plans = []
     for i in range(n_orders):
         if purchases[i] >= _LATE_TAIL_START * _DAY:
@@ -738,8 +722,8 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
     rng.shuffle(picks)
     next_pick = iter(picks)
 
-    installment_pick = _Weighted(range(1, 25), _INSTALLMENT_WEIGHTS)
-    score_picks = {k: _Weighted(range(1, 6), w) for k, w in _SCORE_WEIGHTS.items()}
+    installment_pick = Weighted(range(1, 25), _INSTALLMENT_WEIGHTS)
+    score_picks = {k: Weighted(range(1, 6), w) for k, w in _SCORE_WEIGHTS.items()}
     order_rows, item_rows, payment_rows, review_rows = [], [], [], []
     for i in range(n_orders):
         status, has_approval, payment, repeats = plans[i]
