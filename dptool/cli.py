@@ -43,7 +43,8 @@ def main():
 @project_options
 @seed_option
 @click.option("--out", default="bundle", show_default=True, type=click.Path(file_okay=False),
-              help="Folder of the benchmark bundle; replaced only once the new one is complete.")
+              help="Folder of the benchmark bundle: new, empty, or a bundle dptool wrote (any other folder is "
+                   "refused before any work); replaced only once the new one is complete.")
 @click.option("--target", "target_tasks", default=60, show_default=True, type=click.IntRange(1),
               help="How many tasks the sampled skeletons should yield before validation, shared equally by "
                    "the domains.")

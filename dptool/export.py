@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 from dptool.catalog import Catalog
 from dptool.dbt import Connection
 from dptool.errors import DptoolError
+from dptool.outdir import BUNDLE, check_replaceable, publish, staging_folder
 from dptool.warehouse import Warehouse, export_tables
 
 TIERS = ("knowledge", "knowledge+analytics", "knowledge+analytics+rule")
@@ -32,14 +32,12 @@ def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, ta
                  extra_files: dict[str, str] | None = None) -> Path:
     """Write the bundle to `out`, replacing what was there only once everything is written.
 
+    `out` must be absent, empty or a bundle dptool wrote (dptool.outdir): a user's folder is never replaced.
+
     `source_db` is the DuckDB file of the target, or its connection (any target: see export_tables).
     """
-    out = Path(out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
+    out = check_replaceable(out, BUNDLE)
+    tmp = staging_folder(out)
     try:
         export_tables(source_db, bundle_tables(catalog), tmp / "warehouse.duckdb")
         reproduce(tmp / "warehouse.duckdb", tasks, gold_rows)
@@ -51,13 +49,7 @@ def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, ta
         (tmp / "card.md").write_text(card, encoding="utf-8")
         for name, text in sorted((extra_files or {}).items()):
             (tmp / name).write_text(text, encoding="utf-8")
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            out.rename(old)
-            tmp.rename(out)
-            shutil.rmtree(old)
-        else:
-            tmp.rename(out)
+        publish(tmp, out, BUNDLE)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

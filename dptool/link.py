@@ -13,7 +13,6 @@ declared ones. Nothing is applied to the project.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from dptool.dbt import DbtProject
 from dptool.errors import DptoolError
 from dptool.llm import LLM, Prompt
 from dptool.materialize import jinja_literal
+from dptool.outdir import LINK, check_replaceable, publish, staging_folder
 from dptool.warehouse import Warehouse
 
 STAGE_LINK = "link"
@@ -355,6 +355,7 @@ def markdown(report: dict) -> str:
 def run_link(project: DbtProject, catalog: Catalog, llm: LLM, prompt: Prompt, *, rule_ids: list[str] | None = None,
              domain: str | None = None, out: Path | None = None, echo=print) -> dict:
     """Propose, verify and write the suggestions of every selected rule; returns the report."""
+    out = check_replaceable(out or project.project_dir / OUT, LINK)  # before any request
     rules = sorted(catalog.rules.values(), key=lambda r: r.id)
     if rule_ids:
         unknown = sorted(set(rule_ids) - set(catalog.rules))
@@ -379,17 +380,14 @@ def run_link(project: DbtProject, catalog: Catalog, llm: LLM, prompt: Prompt, *,
         "proposals": [{**asdict(p), "declared": (p.rule, p.metric) in declared} for p in proposals],
         "missed": sorted(declared - {(p.rule, p.metric) for p in proposals}),
     }
-    write_suggestions(out or project.project_dir / OUT, rules, proposals, report)
+    write_suggestions(out, rules, proposals, report)
     return report
 
 
 def write_suggestions(out: Path, rules: list[Rule], proposals: list[Proposal], report: dict) -> None:
     """<rule>.sql per rule with a proposal, report.json and report.md; replaced only once all are written."""
-    out = Path(out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
+    out = check_replaceable(out, LINK)
+    tmp = staging_folder(out)
     try:
         for rule in rules:
             mine = [p for p in proposals if p.rule == rule.id]
@@ -399,9 +397,7 @@ def write_suggestions(out: Path, rules: list[Rule], proposals: list[Proposal], r
         (tmp / "report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
                                          encoding="utf-8")
         (tmp / "report.md").write_text(markdown(report), encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
+        publish(tmp, out, LINK)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -22,6 +22,7 @@ from dptool.graph import build_graph, graph_stats, graph_to_json
 from dptool.instantiate import instantiate, plausible_types
 from dptool.knowledge import knowledge_tasks
 from dptool.materialize import GOLD_DIR, NO_EFFECT, Built, materialize, rows_differ, write_properties
+from dptool.outdir import BUNDLE, check_replaceable
 from dptool.phrase import phrase
 from dptool.prepare import prepare_catalog
 from dptool.probe import probe
@@ -88,6 +89,7 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
     With `llm` (a `dptool.llm.LLM`), questions are phrased by the model, judged on DI-Bench's eight
     dimensions and rewritten once where only the phrasing failed; without it, templates and stage 1.
     """
+    out = check_replaceable(out, BUNDLE)  # before any work: a user's folder is refused, an unwritable one too
     stage = Stages(echo)
     old_tasks = read_tasks(refresh) if refresh else None
     if llm is not None:

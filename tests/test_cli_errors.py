@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from dptool.outdir import BUNDLE, MARKER
 from tests.conftest import run_cli
 
 
@@ -27,12 +28,13 @@ def existing_bundle(tmp_path) -> Path:
     """An output folder from an earlier run: a failed run must leave it exactly as it was."""
     out = tmp_path / "bundle"
     out.mkdir()
+    (out / MARKER).write_text(json.dumps({"kind": BUNDLE.name}) + "\n", encoding="utf-8")
     (out / "tasks.jsonl").write_text('{"task_id": "old"}\n', encoding="utf-8")
     return out
 
 
 def _unchanged(out: Path) -> bool:
-    return sorted(p.name for p in out.iterdir()) == ["tasks.jsonl"] and \
+    return sorted(p.name for p in out.iterdir()) == [MARKER, "tasks.jsonl"] and \
         (out / "tasks.jsonl").read_text(encoding="utf-8") == '{"task_id": "old"}\n' and \
         not list(out.parent.glob(".bundle.tmp-*"))
 

@@ -9,6 +9,7 @@ import duckdb
 import jinja2
 import pytest
 
+from dptool.outdir import MARKER
 from tests.conftest import run_cli
 from tests.ollama_server import OllamaServer
 
@@ -98,7 +99,8 @@ def test_link_reports_precision_and_recall_against_the_declared_links(linked):
 def test_suggestions_are_draft_macros_for_review_and_nothing_is_applied(linked, built_demo_copy):
     root, _, report, manifest_before = linked
     out = root / "target" / "dptool_link"
-    assert sorted(p.name for p in out.iterdir()) == sorted([f"{r}.sql" for r in RULES] + ["report.json", "report.md"])
+    written = sorted([f"{r}.sql" for r in RULES] + ["report.json", "report.md", MARKER])
+    assert sorted(p.name for p in out.iterdir()) == written
     outlier = (out / "outlier_exclusion.sql").read_text(encoding="utf-8")
     jinja2.Environment(extensions=["jinja2.ext.do"]).parse(outlier)  # a valid macro, ready to review
     assert "{% macro rule__outlier_exclusion(metric, q) %}" in outlier

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 from sqlglot import exp
@@ -22,6 +21,7 @@ from dptool.catalog import Catalog
 from dptool.dp import dpjson, yamlio
 from dptool.dp.lineage import parse
 from dptool.errors import DptoolError
+from dptool.outdir import DATA_PRODUCT, MARKER, check_replaceable, publish, staging_folder
 
 DEFAULT_OUT = "models/dptool_dp"
 SCHEMA = "dptool_dp"
@@ -81,9 +81,8 @@ def write_models(dp: dpjson.DataProduct, db: dpjson.Database, refs: dict[tuple[s
                                                           f"({created_by}).",
                            "config": {"meta": {"dptool": {"data_product": decl}}}, "columns": columns})
 
-    final = Path(out_dir) / name
-    final.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=final.parent))
+    final = check_replaceable(Path(out_dir) / name, DATA_PRODUCT)
+    staging = staging_folder(final)
     try:
         for model, sql, _ in models:
             note = f"-- data product {dp.id}, written by dptool ({created_by})"
@@ -92,13 +91,11 @@ def write_models(dp: dpjson.DataProduct, db: dpjson.Database, refs: dict[tuple[s
                      f"# written by dptool ({created_by}); writing data product {dp.id} again replaces this folder")
         document = dpjson.Document(dialect=source_dialect, databases={db.id: db}, data_products=[dp])
         dpjson.write(document, staging / f"{name}.dp.json")
-        if final.exists():
-            shutil.rmtree(final)
-        staging.rename(final)
+        publish(staging, final, DATA_PRODUCT)
     finally:
         if staging.exists():
             shutil.rmtree(staging)
-    return sorted(final.iterdir())
+    return sorted(p for p in final.iterdir() if p.name != MARKER)
 
 
 def _unaliased(projection: exp.Expression) -> exp.Expression:
