@@ -28,9 +28,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from dptool import __version__  # noqa: E402
-from dptool.dbt import DbtProject, dbt_version  # noqa: E402
 from dptool.demo.ecommerce import write_csvs  # noqa: E402
-from dptool.pipeline import generate  # noqa: E402
+from dptool.generate.pipeline import generate  # noqa: E402
+from dptool.project.dbt import DbtProject, dbt_version  # noqa: E402
 from tests.conftest import copy_demo_project  # noqa: E402
 
 

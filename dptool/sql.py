@@ -10,6 +10,15 @@ from sqlglot import exp
 
 from dptool.errors import DptoolError
 
+SQL_DIALECTS = {"duckdb": "duckdb", "postgres": "postgres", "spark": "spark", "databricks": "databricks",
+                "snowflake": "snowflake", "bigquery": "bigquery", "redshift": "redshift", "trino": "trino"}
+
+
+def dialect_of(adapter_type: str) -> str:
+    """The sqlglot dialect for a dbt adapter type."""
+    return SQL_DIALECTS.get(adapter_type, adapter_type)
+
+
 
 def literal(value) -> exp.Expression:
     """A SQL literal for a value drawn from data: never built by string formatting."""

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dptool.catalog import load_catalog
-from dptool.dbt import DbtProject
+from dptool.project.catalog import load_catalog
+from dptool.project.dbt import DbtProject
 
 REPO = Path(__file__).resolve().parent.parent
 

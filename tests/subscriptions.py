@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dptool.dbt import DbtProject
+from dptool.project.dbt import DbtProject
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE = REPO / "tests" / "fixtures" / "subscriptions"

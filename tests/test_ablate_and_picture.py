@@ -6,8 +6,8 @@ import json
 import shutil
 import xml.etree.ElementTree as ET
 
-from dptool.graph import build_graph
-from dptool.graph_draw import COLOURS, draw_html, draw_svg
+from dptool.generate.graph import build_graph
+from dptool.generate.graph_draw import COLOURS, draw_html, draw_svg
 from tests.conftest import run_cli
 
 

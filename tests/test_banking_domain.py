@@ -10,9 +10,9 @@ from collections import Counter
 
 import pytest
 
-from dptool.catalog import RULE_TYPES
-from dptool.graph import build_graph, graph_stats
-from dptool.warehouse import Warehouse
+from dptool.generate.graph import build_graph, graph_stats
+from dptool.project.catalog import RULE_TYPES
+from dptool.project.warehouse import Warehouse
 
 DOMAIN = "banking"
 # DI-Bench Appendix H, Czech financial domain: 71 nodes and 168 edges (Brazilian: 76 and 191).

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dptool.catalog import Join, load_catalog
 from dptool.errors import DptoolError
+from dptool.project.catalog import Join, load_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROJECT = "dptool_demo"

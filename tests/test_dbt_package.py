@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dptool.dbt import DbtProject, NodeResult
+from dptool.project.dbt import DbtProject, NodeResult
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "dptool" / "dbt_package"
 IGNORED = shutil.ignore_patterns(

@@ -9,7 +9,7 @@ import pytest
 
 from dptool.dp import dpjson
 from dptool.dp.baselines import BM25_THRESHOLD, HYBRID_THRESHOLD, HybridSearch, llm_create, no_search
-from dptool.llm import LLM, LLMError
+from dptool.llm.client import LLM, LLMError
 
 C, T = dpjson.Column, dpjson.Table
 DB = dpjson.Database("shop", (

@@ -23,7 +23,7 @@ import sqlglot
 from click.testing import CliRunner
 from sqlglot import exp
 
-from dptool.cli import main
+from dptool.cli.main import main
 from dptool.dp import bench, dpjson
 from dptool.dp.products import load_products
 from dptool.dp.score import score

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from scipy.stats import ttest_ind
 
-from dptool.catalog import load_catalog
-from dptool.enrich import NotScorable, _number, answer, period_label, threshold_between
-from dptool.instantiate import Candidate
-from dptool.sample import Skeleton
+from dptool.generate.enrich import NotScorable, _number, answer, period_label, threshold_between
+from dptool.generate.instantiate import Candidate
+from dptool.generate.sample import Skeleton
+from dptool.project.catalog import load_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHOP = load_catalog(json.loads((FIXTURES / "shop_manifest.json").read_text(encoding="utf-8")))

@@ -12,9 +12,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dptool.agent import Agent, Settings, append_answer, finished, load_prompts
-from dptool.llm import LLM
-from dptool.score import load_tasks
+from dptool.evaluate.agent import Agent, Settings, append_answer, finished, load_prompts
+from dptool.evaluate.score import load_tasks
+from dptool.llm.client import LLM
 
 REFUSED_DROP = "error: refused: DROP is DDL; run_sql takes exactly one read-only SELECT or WITH query"
 

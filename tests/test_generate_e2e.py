@@ -8,9 +8,9 @@ from collections import Counter
 import duckdb
 import pytest
 
-from dptool.enrich import answer
-from dptool.instantiate import Candidate
-from dptool.sample import Skeleton
+from dptool.generate.enrich import answer
+from dptool.generate.instantiate import Candidate
+from dptool.generate.sample import Skeleton
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,8 @@ def tasks(demo_bundle) -> list[dict]:
 
 def test_bundle_layout(demo_bundle, demo_catalog):
     out, _ = demo_bundle
-    assert sorted(p.name for p in out.iterdir()) == ["card.md", "graph.json", "kb", "tasks.jsonl", "warehouse.duckdb"]
+    assert sorted(p.name for p in out.iterdir()) == [".dptool", "card.md", "graph.json", "kb", "tasks.jsonl",
+                                                    "warehouse.duckdb"]
     assert (out / "kb" / "metrics.md").is_file()
     assert sorted(p.stem for p in (out / "kb" / "rules").glob("*.md")) == sorted(demo_catalog.rules)
     assert not list(out.parent.glob(".bundle.tmp-*")), "the temp folder of the atomic write is left behind"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dptool.catalog import load_catalog
-from dptool.graph import EDGE_TYPES, NODE_TYPES, build_graph, graph_stats, graph_to_json
+from dptool.generate.graph import EDGE_TYPES, NODE_TYPES, build_graph, graph_stats, graph_to_json
+from dptool.project.catalog import load_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -31,7 +31,7 @@ def test_a_developer_s_model_does_not_reach_the_cli_tests(tmp_path):
 import os
 from pathlib import Path
 
-from dptool.llm import resolve_spec
+from dptool.llm.client import resolve_spec
 from tests.conftest import run_cli
 
 

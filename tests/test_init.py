@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from dptool import __version__
-from dptool.catalog import load_catalog
-from dptool.dbt import DbtProject
-from dptool.init import package_dir
+from dptool.project.catalog import load_catalog
+from dptool.project.dbt import DbtProject
+from dptool.project.scaffold import package_dir
 from tests.subscriptions import cli, copy_fixture
 
 PACKAGE_LINE = f'- local: "{package_dir()}"  # the dptool dbt package {__version__}, inside the installed dptool\n'

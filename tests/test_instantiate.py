@@ -10,8 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dptool.catalog import load_catalog
-from dptool.instantiate import (
+from dptool.generate.instantiate import (
     MAX_BREAKDOWN_GROUPS,
     MIN_GROUP_ROWS,
     MIN_SLICE_ROWS,
@@ -22,8 +21,9 @@ from dptool.instantiate import (
     window_predicates,
     windows,
 )
-from dptool.profile import DimensionProfile
-from dptool.sample import Skeleton
+from dptool.generate.profile import DimensionProfile
+from dptool.generate.sample import Skeleton
+from dptool.project.catalog import load_catalog
 from dptool.sql import in_window
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -480,7 +480,7 @@ def test_period_expression():
 
 
 def test_plausible_types_count_what_a_skeleton_can_make():
-    from dptool.instantiate import plausible_types
+    from dptool.generate.instantiate import plausible_types
 
     cardinality = {CITY: 40, STATE: 27, STATUS: 2, METHOD: 4, ORDERED_AT: 540}
     # all seven; no rule: no counterfactual, 40 cities: no breakdown of every group; 2 statuses: no ranking;

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dptool.errors import DptoolError
-from dptool.kb import KnowledgeBase, paragraphs
+from dptool.evaluate.kb import KnowledgeBase, paragraphs
 
 OUTLIER = """# Delivery Time Outlier Exclusion
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dptool.catalog import load_catalog
-from dptool.knowledge import (
+from dptool.answers import compare
+from dptool.generate.knowledge import (
     EFFECTIVE_DATE,
     MAX_FACTS,
     effective_date_task,
@@ -21,10 +21,10 @@ from dptool.knowledge import (
     normalized,
     rule_task,
 )
-from dptool.llm_phrase import answer_shape, scope
-from dptool.refresh import key_of
-from dptool.score import compare
-from dptool.validate import identifiers, issues, validate
+from dptool.generate.llm_phrase import answer_shape, scope
+from dptool.generate.refresh import key_of
+from dptool.generate.validate import identifiers, issues, validate
+from dptool.project.catalog import load_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHOP = load_catalog(json.loads((FIXTURES / "shop_manifest.json").read_text(encoding="utf-8")))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dptool.llm import LLM, LLMError
+from dptool.llm.client import LLM, LLMError
 
 
 def test_chat_returns_content_and_tool_calls(ollama_server):

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dptool.llm import CACHE_DIR, LLMError, project_llm
-from dptool.llm_cli import LLM_OPTIONS
-from dptool.pipeline import generate
+from dptool.cli.llm import LLM_OPTIONS
+from dptool.generate.pipeline import generate
+from dptool.llm.client import CACHE_DIR, LLMError, project_llm
 from tests.conftest import run_cli
 from tests.ollama_server import OllamaServer
 

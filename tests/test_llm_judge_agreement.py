@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dptool.judge import DIMENSIONS, load_sample
+from dptool.generate.judge import DIMENSIONS, load_sample
 from tests.conftest import run_cli
 
 SAMPLE = Path(__file__).parent / "fixtures" / "judge" / "sample.jsonl"

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from dptool.catalog import load_catalog
 from dptool.errors import DptoolError
-from dptool.judge import DIMENSIONS, PHRASING, Reviewer, judge, parse_verdict, verdict_problem
-from dptool.llm import LLM, LLMError, load_prompt, resolve_spec
-from dptool.llm_phrase import generate_question, task_context
+from dptool.generate.judge import DIMENSIONS, PHRASING, Reviewer, judge, parse_verdict, verdict_problem
+from dptool.generate.llm_phrase import generate_question, task_context
+from dptool.llm.client import LLM, LLMError, load_prompt, resolve_spec
+from dptool.project.catalog import load_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHOP = load_catalog(json.loads((FIXTURES / "shop_manifest.json").read_text(encoding="utf-8")))

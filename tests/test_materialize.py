@@ -13,11 +13,19 @@ import pytest
 import yaml
 from jinja2 import nodes
 
-from dptool.catalog import load_catalog
-from dptool.dbt import DbtProject, NodeResult
-from dptool.instantiate import Candidate, Window, period_expression, window_predicates
-from dptool.materialize import GOLD_DIR, GOLD_TAG, materialize, model_sql, properties, rows_differ, write_properties
-from dptool.sample import Skeleton
+from dptool.generate.instantiate import Candidate, Window, period_expression, window_predicates
+from dptool.generate.materialize import (
+    GOLD_DIR,
+    GOLD_TAG,
+    materialize,
+    model_sql,
+    properties,
+    rows_differ,
+    write_properties,
+)
+from dptool.generate.sample import Skeleton
+from dptool.project.catalog import load_catalog
+from dptool.project.dbt import DbtProject, NodeResult
 from dptool.sql import equals, in_window
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from dptool.catalog import load_catalog
-from dptool.enrich import answer
-from dptool.instantiate import Candidate, Window, instantiate
-from dptool.phrase import answer_hint, format_number, phrase, plural, spoken
-from dptool.profile import DimensionProfile
-from dptool.sample import Skeleton
-from dptool.validate import CHECKS, REQUIRED_KEYS, identifiers, issues, validate
+from dptool.generate.enrich import answer
+from dptool.generate.instantiate import Candidate, Window, instantiate
+from dptool.generate.phrase import answer_hint, format_number, phrase, plural, spoken
+from dptool.generate.profile import DimensionProfile
+from dptool.generate.sample import Skeleton
+from dptool.generate.validate import CHECKS, REQUIRED_KEYS, identifiers, issues, validate
+from dptool.project.catalog import load_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHOP = load_catalog(json.loads((FIXTURES / "shop_manifest.json").read_text(encoding="utf-8")))
@@ -184,7 +184,7 @@ def test_phrase_names_no_identifier_in_a_group():
 
 
 def test_phrase_knowledge_retrieval_has_no_template():
-    # knowledge tasks come phrased from dptool.knowledge
+    # knowledge tasks come phrased from dptool.generate.knowledge
     c = Candidate(AOV_STATE, "knowledge_retrieval", [], [], "value", None)
     with pytest.raises(ValueError, match="no template for 'knowledge_retrieval'"):
         phrase(c, {}, SHOP)
@@ -457,7 +457,7 @@ def test_validate_nothing():
 
 
 def test_duplicate_questions():
-    from dptool.validate import duplicate_questions
+    from dptool.generate.validate import duplicate_questions
 
     def task(task_id, question, value):
         return {"task_id": task_id, "question": question, "gold": {"value": value}}

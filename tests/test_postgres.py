@@ -23,10 +23,10 @@ from unittest import mock
 import duckdb
 import pytest
 
-from dptool import semantic
-from dptool.adapter_warehouse import AdapterWarehouse, export_from_adapter
-from dptool.dbt import DbtProject
-from dptool.warehouse import Warehouse, export_tables
+from dptool.project import semantic
+from dptool.project.adapter_warehouse import AdapterWarehouse, export_from_adapter
+from dptool.project.dbt import DbtProject
+from dptool.project.warehouse import Warehouse, export_tables
 from tests import postgres_server
 from tests.subscriptions import GENERATE_ARGS, cli, copy_fixture, relation_sql, set_up
 

@@ -7,8 +7,8 @@ from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 
-from dptool.instantiate import _months, instantiate
-from dptool.probe import ALL, Probe, _cells, probe_sql
+from dptool.generate.instantiate import _months, instantiate
+from dptool.generate.probe import ALL, Probe, _cells, probe_sql
 from tests.test_instantiate import ORDERED_AT, PROFILES, SHOP, SKELETONS, STATE
 
 COLUMNS = ["variant", "period", "state", "value"]

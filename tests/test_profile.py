@@ -9,12 +9,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dptool.catalog import load_catalog
-from dptool.enrich import period_label
 from dptool.errors import DptoolError
-from dptool.instantiate import window_predicates, windows
-from dptool.profile import TOP_VALUES, DimensionProfile, profile_dimensions
-from dptool.warehouse import Warehouse
+from dptool.generate.enrich import period_label
+from dptool.generate.instantiate import window_predicates, windows
+from dptool.generate.profile import TOP_VALUES, DimensionProfile, profile_dimensions
+from dptool.project.catalog import load_catalog
+from dptool.project.warehouse import Warehouse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHOP = load_catalog(json.loads((FIXTURES / "shop_manifest.json").read_text(encoding="utf-8")))

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dptool.reference import reference_records
-from dptool.score import compare, load_tasks
+from dptool.answers import compare
+from dptool.evaluate.reference import reference_records
+from dptool.evaluate.score import load_tasks
 from tests.conftest import run_cli
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dptool.refresh import diff, key_of
+from dptool.generate.refresh import diff, key_of
 
 
 def _task(task_id, gold, slice_=None, rules=("r",)):

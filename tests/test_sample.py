@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dptool.catalog import load_catalog
-from dptool.sample import (
+from dptool.generate.sample import (
     ANALYSIS_TYPES,
     MMR_LAMBDA,
     WEIGHTS,
@@ -22,6 +21,7 @@ from dptool.sample import (
     quality,
     select_skeletons,
 )
+from dptool.project.catalog import load_catalog
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHOP_TABLES = ("model.shop.customers", "model.shop.orders", "model.shop.payments")

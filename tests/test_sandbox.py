@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from dptool.sandbox import Sandbox
+from dptool.evaluate.sandbox import Sandbox
 
 ONLY = "run_sql takes exactly one read-only SELECT or WITH query"
 

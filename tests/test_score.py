@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from dptool.score import Answers, compare, load_answers, score
+from dptool.answers import compare
+from dptool.evaluate.score import Answers, load_answers, score
 
 TOL = {"rel_tol": 0.001, "abs_tol": 0.005}
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dptool import semantic
-from dptool.catalog import load_catalog
-from dptool.dbt import DbtProject
 from dptool.errors import DptoolError
-from dptool.prepare import prepare_catalog
+from dptool.project import semantic
+from dptool.project.catalog import load_catalog
+from dptool.project.dbt import DbtProject
+from dptool.project.prepare import prepare_catalog
 from tests.subscriptions import GENERATE_ARGS, cli, copy_fixture, relation_sql, set_up
 
 EXPECTED = Path(__file__).parent / "fixtures" / "subscriptions_semantic.json"

@@ -6,7 +6,7 @@
   (`LLM.embed`); relevance = 0.8 · dense cosine + 0.2 · sparse cosine, or the sparse cosine alone. Columns at
   or over the threshold form the data product; then, for every foreign key between two chosen tables, both
   key columns join it. Search yields no derived columns.
-- LLM (§6.2): the whole schema as JSON and the request (prompt dptool/prompts/dp_create_v1.toml); the
+- LLM (§6.2): the whole schema as JSON and the request (prompt dptool/llm/prompts/dp_create_v1.toml); the
   model reasons, picks columns and writes derived columns with SQL. A reply that is not JSON, or JSON
   without the expected lists, is asked for again; tables, columns and derived columns that are not in the
   database (hallucinated) are dropped and reported.
@@ -28,7 +28,7 @@ from dptool.dp import dpjson
 from dptool.dp.lineage import parse
 from dptool.dp.score import question_columns
 from dptool.errors import DptoolError
-from dptool.llm import LLM, LLMError, load_prompt
+from dptool.llm.client import LLM, LLMError, load_prompt
 
 DENSE_WEIGHT = 0.8
 SPARSE_WEIGHT = 0.2

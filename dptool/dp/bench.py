@@ -19,7 +19,7 @@ from dptool.dp.baselines import HybridSearch, llm_create, no_search
 from dptool.dp.lineage import parse
 from dptool.dp.score import HARD_MIN_COLUMNS, Report, question_columns, score
 from dptool.errors import DptoolError
-from dptool.llm import LLM
+from dptool.llm.client import LLM
 
 
 @dataclass

@@ -17,11 +17,11 @@ from pathlib import Path
 
 from sqlglot import exp
 
-from dptool.catalog import Catalog
 from dptool.dp import dpjson, yamlio
 from dptool.dp.lineage import parse
 from dptool.errors import DptoolError
 from dptool.outdir import DATA_PRODUCT, MARKER, check_replaceable, publish, staging_folder
+from dptool.project.catalog import Catalog
 
 DEFAULT_OUT = "models/dptool_dp"
 SCHEMA = "dptool_dp"

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 import sqlglot
 
-from dptool.catalog import Catalog, load_catalog
 from dptool.dp import dpjson
 from dptool.dp.lineage import ColumnLineage, model_lineage, qualify_query, relation_key, rename_tables
 from dptool.errors import DptoolError
+from dptool.project.catalog import Catalog, load_catalog
 
 QUESTION_DIALECT = "duckdb"  # questions' SQL in meta is read as DuckDB SQL, then transpiled to the target's
 PROVENANCE_MARK = "**Provenance**"  # where `dptool dp provenance` starts its part of a column description

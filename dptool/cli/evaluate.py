@@ -1,0 +1,143 @@
+"""`dptool score`, `dptool answer` and `dptool eval`: scoring agents on a benchmark bundle."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from dptool.errors import DptoolError
+
+BUNDLE = click.argument("bundle", type=click.Path(exists=True, file_okay=False))
+AGAINST = ("gold", "base")
+
+
+def _echo_report(report: dict, paths: list[Path]) -> None:
+    from dptool.evaluate.report import summary_lines
+
+    for line in summary_lines(report):
+        click.echo(line)
+    for problem in report["answers_file"]["problems"]:
+        click.echo(f"warning: answers file {problem}", err=True)
+    click.echo("wrote " + ", ".join(str(p) for p in paths))
+
+
+@click.command("score")
+@BUNDLE
+@click.argument("answers", type=click.Path(dir_okay=False))
+@click.option("--out", default="score", show_default=True, type=click.Path(file_okay=False),
+              help="Folder for score.json, score.md and report.html.")
+@click.option("--against", type=click.Choice(AGAINST), default="gold", show_default=True,
+              help="Compare with each task's gold answer, or with its base answer (the no-rule condition).")
+def score_command(bundle, answers, out, against):
+    """Score an answers file against a bundle's gold answers.
+
+    ANSWERS is JSONL: task_id, answer (JSON or text), optional transcript. Writes accuracy overall
+    and by analysis type, tier, rule type and domain; a task without an answer is wrong ("no answer").
+    """
+    from dptool.evaluate.report import write_reports
+    from dptool.evaluate.score import load_answers, load_tasks, score
+
+    report = score(load_tasks(bundle), load_answers(answers), against=against)
+    paths = write_reports(report, out, title=f"{Path(answers).name} on {Path(bundle).name}")
+    _echo_report(report, paths)
+
+
+@click.command("answer")
+@BUNDLE
+@click.option("--agent", type=click.Choice(["gold-sql", "base-sql", "empty"]), required=True,
+              help="gold-sql runs each task's gold_sql, base-sql its base_sql, empty answers nothing.")
+@click.option("--out", default="answers.jsonl", show_default=True, type=click.Path(dir_okay=False),
+              help="The answers file to write (JSONL).")
+def answer_command(bundle, agent, out):
+    """Answer every task with a reference agent (gold-sql, base-sql, empty).
+
+    The reference answers prove the scorer end to end: gold-sql must score 100 %, base-sql 0 % on
+    rule tasks.
+    """
+    from dptool.evaluate.reference import reference_answers
+
+    records = reference_answers(bundle, agent)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8", newline="\n") as f:
+        for record in records:
+            f.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+    missing = sum(1 for r in records if r["answer"] is None)
+    click.echo(f"{agent}: {len(records) - missing} answers, {missing} empty -> {out}")
+
+
+@click.command("eval")
+@BUNDLE
+@click.option("--model", required=True, help="The model, as ollama:NAME (e.g. ollama:qwen2.5:7b).")
+@click.option("--condition", type=click.Choice(["standard", "oracle", "no-rule"]), default="standard",
+              show_default=True, help="oracle gives the task's rule documents; no-rule hides them and scores "
+              "against base. Both run the rule-grounded analytics tasks only, as DI-Bench's Table 5.")
+@click.option("--out", default=None, type=click.Path(file_okay=False),
+              help="Run folder (answers.jsonl, transcripts/, reports). Default: runs/<model>-<condition>.")
+@click.option("--max-turns", default=20, show_default=True, type=click.IntRange(1, 100),
+              help="LLM calls per task.")
+@click.option("--limit", default=None, type=click.IntRange(1), help="Only the first N tasks of the condition.")
+@click.option("--sql-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0.01),
+              help="Seconds a run_sql query may take.")
+@click.option("--max-rows", default=100, show_default=True, type=click.IntRange(1),
+              help="Rows run_sql returns at most.")
+@click.option("--ollama-host", envvar="OLLAMA_HOST", default=None,
+              help="Ollama's URL. Default: $OLLAMA_HOST, then http://127.0.0.1:11434.")
+@click.option("--llm-timeout", default=300.0, show_default=True, type=click.FloatRange(min=1),
+              help="Seconds one model reply may take (local models on a CPU are slow).")
+def eval_command(bundle, model, condition, out, max_turns, limit, sql_timeout, max_rows, ollama_host, llm_timeout):
+    """Run the built-in agent with an Ollama model over a bundle, then score it.
+
+    The agent has two tools, run_sql (the read-only warehouse) and search_kb (BM25 over kb/).
+
+    Answers are appended task by task to OUT/answers.jsonl with a transcript each; run the same
+    command again after an interruption and it goes on with the tasks not yet answered.
+    """
+    from dptool.evaluate.agent import Agent, Settings, finished, prepare_run, run_tasks, select_tasks, tasks_digest
+    from dptool.evaluate.report import write_reports
+    from dptool.evaluate.score import load_answers, score
+    from dptool.llm.client import LLM
+
+    provider, _, name = model.partition(":")
+    if provider != "ollama" or not name:
+        raise DptoolError(f"--model {model!r}: expected ollama:NAME, e.g. ollama:qwen2.5:7b")
+    llm = LLM(name, host=ollama_host, timeout=llm_timeout)
+    settings = Settings(model=llm.name, condition=condition, max_turns=max_turns, sql_timeout=sql_timeout,
+                        max_rows=max_rows, tasks_sha256=tasks_digest(bundle))
+    out = Path(out or Path("runs") / f"{llm.model.replace(':', '_').replace('/', '_')}-{condition}")
+    tasks = select_tasks(bundle, condition, limit)
+    prepare_run(out, settings)
+    done = finished(out / "answers.jsonl")
+    todo = [t for t in tasks if t["task_id"] not in done]
+    click.echo(f"{llm.name} at {llm.host}, condition {condition}: {len(todo)} tasks to run, "
+               f"{len(tasks) - len(todo)} already answered in {out}")
+    count = 0
+    try:
+        with Agent(llm, bundle, settings) as agent, \
+                click.progressbar(length=len(todo), label="  tasks", file=sys.stderr) as bar:
+            def step(_):
+                nonlocal count
+                count += 1
+                bar.update(1)
+
+            run_tasks(agent, todo, out, on_done=step)
+    except KeyboardInterrupt:
+        # answers so far are on disk: the generic handler's "nothing was written" would be wrong here
+        click.echo(f"\nerror: interrupted after {count} of {len(todo)} tasks; answers so far are in "
+                   f"{out / 'answers.jsonl'}; run the same command again to resume", err=True)
+        sys.exit(130)
+    except DptoolError as exc:
+        raise DptoolError(f"{exc} ({count} of {len(todo)} tasks done; run the same command again to resume)") \
+            from None
+    against = "base" if condition == "no-rule" else "gold"
+    answers = load_answers(out / "answers.jsonl")
+    ids = {t["task_id"] for t in tasks}
+    answers.by_task = {k: v for k, v in answers.by_task.items() if k in ids}
+    report = score(tasks, answers, against=against)
+    paths = write_reports(report, out, title=f"{llm.name}, {condition} condition")
+    _echo_report(report, paths)
+
+
+COMMANDS = [score_command, answer_command, eval_command]

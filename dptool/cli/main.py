@@ -1,0 +1,278 @@
+"""The `dptool` group: its error handler, its own commands (generate, init, rule, demo-data, graph, ablate) and the
+command groups of the other areas, registered at the end."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from dptool import __version__
+from dptool.cli.dp import dp as dp_command
+from dptool.cli.evaluate import answer_command, eval_command, score_command
+from dptool.cli.llm import configured_llm, echo_llm_summary, judge_agreement_command, link_command, llm_options
+from dptool.cli.options import project_options, seed_option
+from dptool.errors import DptoolError
+
+
+class Group(click.Group):
+    """Turns every DptoolError into one line on stderr and exit code 1, never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except DptoolError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        except KeyboardInterrupt:
+            click.echo("error: interrupted", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="dptool")
+def main():
+    """Benchmarks for data agents from your dbt project's own metrics and business rules.
+
+    Gold answers are computed by dbt: every task is a dbt model whose compiled SQL is its provenance.
+    """
+
+
+@main.command()
+@project_options
+@seed_option
+@click.option("--out", default="bundle", show_default=True, type=click.Path(file_okay=False),
+              help="Folder of the benchmark bundle: new, empty, or a bundle dptool wrote (any other folder is "
+                   "refused before any work); replaced only once the new one is complete.")
+@click.option("--target", "target_tasks", default=60, show_default=True, type=click.IntRange(1),
+              help="How many tasks the sampled skeletons should yield before validation, shared equally by "
+                   "the domains.")
+@click.option("--min-per-type", default=10, show_default=True, type=click.IntRange(0),
+              help="Raise every analysis type to this many tasks per domain from unused skeletons.")
+@click.option("--refresh", default=None, type=click.Path(file_okay=False, exists=True),
+              help="An earlier bundle: regenerate and write what changed (refresh.md, refresh.json).")
+@click.option("--quiet", is_flag=True, help="No progress output; only the summary.")
+@click.option("--rules-dir", default=None, type=click.Path(file_okay=False),
+              help="A folder of rule documents as markdown (<rule id>.md), for rule macros without a description.")
+@llm_options
+@click.pass_context
+def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks, min_per_type, refresh, quiet,
+             rules_dir, llm, ollama_host, llm_timeout):
+    """Generate a benchmark bundle from the dbt project's target/manifest.json.
+
+    Run `dbt build` first: dptool reads the built tables to pick slices, writes one gold model per
+    task under models/dptool_gold/, builds them with dbt, and writes OUT/ (tasks.jsonl, kb/,
+    warehouse.duckdb, graph.json, card.md).
+    """
+    from dptool.generate.pipeline import generate as run
+
+    if refresh and ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT:
+        out = refresh  # refresh in place, unless told where
+    echo = (lambda _: None) if quiet else click.echo
+    client = configured_llm(llm, project_dir, ollama_host, llm_timeout)
+    if client is None and not quiet:
+        click.echo("[llm] none configured: template phrasing and stage-1 checks (deterministic)")
+    result = run(project_dir, out, seed=seed, target_tasks=target_tasks, min_per_type=min_per_type,
+                 profiles_dir=profiles_dir, dbt_target=dbt_target, refresh=refresh, echo=echo, progress=not quiet,
+                 rules_dir=rules_dir, llm=client)
+    by_type = Counter(t["analysis_type"] for t in result.tasks)
+    by_tier = Counter(t["tier"] for t in result.tasks)
+    click.echo("")
+    click.echo(f"{len(result.tasks)} validated tasks in {result.bundle}")
+    for name, n in sorted(by_type.items()):
+        click.echo(f"  {name:<20} {n:>4}")
+    click.echo("  " + ", ".join(f"{tier}: {n}" for tier, n in sorted(by_tier.items())))
+    click.echo(f"dropped by dbt or as unscorable: {len(result.dropped)}; "
+               f"rejected by validation: {sum(result.rejected.values())}")
+    click.echo("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in result.timings.items()))
+    if client is not None:
+        echo_llm_summary(client, result.review)
+    if refresh:
+        click.echo(f"what changed since {refresh}: {result.bundle / 'refresh.md'}")
+    click.echo(f"provenance: cd {Path(project_dir).resolve()} && dbt docs generate && dbt docs serve")
+
+
+@main.command()
+@click.option("--project-dir", default=".", show_default=True, type=click.Path(file_okay=False),
+              help="The dbt project (the folder holding dbt_project.yml).")
+@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+def init(project_dir, dry_run):
+    """Set up a dbt project for dptool: install the dptool dbt package, scaffold commented examples.
+
+    Adds the dbt package shipped with this dptool to packages.yml (a `local:` package), dptool's
+    generated folders to .gitignore, and new files with commented examples of every declaration.
+    Never rewrites a file of yours; running it again changes nothing.
+    """
+    from dptool.project.scaffold import init as run
+
+    root, conf, changes = run(project_dir, dry_run=dry_run)
+    click.echo(f"dptool init in {root} (dbt project {conf['name']!r})")
+    for change in changes:
+        click.echo(change.line(dry_run))
+    if dry_run:
+        for change in changes:
+            if change.action in ("append", "update") or (change.action == "create" and change.path.endswith(".yml")
+                                                         and "packages" in change.path):
+                click.echo(f"\n--- {change.path} ({'lines added' if change.action == 'append' else 'new text'})")
+                click.echo(change.text.rstrip("\n"))
+        click.echo("\ndry run: nothing was written")
+        return
+    if all(c.action in ("ok", "skip", "note") for c in changes):
+        click.echo("already set up: nothing changed")
+    click.echo("next:")
+    click.echo("  dbt deps")
+    click.echo("  dbt build")
+    click.echo("  dptool generate")
+
+
+@main.group()
+def rule():
+    """Business rules: scaffold a new one."""
+
+
+@rule.command("new")
+@click.argument("rule_id")
+@click.option("--metric", required=True, help="The id of the metric the rule modifies.")
+@click.option("--type", "rule_type", default="definitional", show_default=True,
+              type=click.Choice(["definitional", "exclusionary", "temporal", "conditional", "privacy", "override"]),
+              help="The rule type (DI-Bench's six).")
+@click.option("--title", default=None, help="The rule's title. Default: from its id.")
+@click.option("--rules-dir", default=None, type=click.Path(file_okay=False),
+              help="Write the rule document as <id>.md in this folder instead of a docs block.")
+@click.option("--project-dir", default=".", show_default=True, type=click.Path(file_okay=False),
+              help="The dbt project (the folder holding dbt_project.yml).")
+@click.option("--dry-run", is_flag=True, help="Say what would be written; write nothing.")
+def rule_new(rule_id, metric, rule_type, title, rules_dir, project_dir, dry_run):
+    """Scaffold rule RULE_ID of metric METRIC: its macro, its properties and its rule document."""
+    from dptool.project.scaffold import apply, plan_rule
+
+    root, changes = plan_rule(project_dir, rule_id, metric, rule_type, title, rules_dir)
+    known = _known_metrics(root)
+    if known is not None and metric not in known:
+        raise DptoolError(f"--metric {metric!r} is not a metric of this project; its metrics: "
+                          f"{', '.join(sorted(known))}")
+    if not dry_run:
+        apply(root, changes)
+    for change in changes:
+        click.echo(change.line(dry_run, max(len(c.path) for c in changes)))
+    if known is None:
+        click.echo(f"  (metric {metric!r} not checked: no target/manifest.json yet)")
+    if not dry_run:
+        click.echo("next: make the macro change q, write the document, then `dbt build` and `dptool generate`")
+
+
+def _known_metrics(root: Path) -> set[str] | None:
+    """The project's metric ids from its last manifest (declared and from the semantic layer), if any."""
+    import json
+
+    from dptool.project import semantic
+
+    path = root / "target" / "manifest.json"
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    declared = {n["name"] for n in manifest.get("nodes", {}).values()
+                if n.get("resource_type") == "model" and "metric" in ((n.get("config") or {}).get("meta") or
+                                                                       n.get("meta") or {}).get("dptool", {})}
+    return declared | set(semantic.read_layer(manifest, "").metrics)
+
+
+@main.command("demo-data")
+@seed_option
+@click.option("--domain", type=click.Choice(["ecommerce", "banking"]), default="ecommerce", show_default=True,
+              help="ecommerce: Olist-shaped orders; banking: Berka-shaped (PKDD'99 Czech financial) accounts.")
+@click.option("--scale", default=1.0, show_default=True, type=click.FloatRange(min=0.001),
+              help="1.0 is about 10,000 orders (ecommerce) or 360 accounts and 90,000 transactions (banking).")
+@click.option("--from", "from_dir", default=None, type=click.Path(file_okay=False),
+              help="banking: convert Berka's real files in this folder (.asc, csv or parquet) instead of generating.")
+@click.option("--out", default=None, type=click.Path(file_okay=False),
+              help="Folder for the CSV files (dbt seeds). Default: seeds/<domain>.")
+@click.pass_context
+def demo_data(ctx, seed, domain, scale, from_dir, out):
+    """Write the Olist- or Berka-shaped demo data (deterministic for a seed and scale) as CSV seeds."""
+    out = Path(out or f"seeds/{domain}")
+    if from_dir is not None:
+        if domain != "banking":
+            raise DptoolError("--from converts the real Berka files: use it with --domain banking")
+        given = [f"--{p}" for p in ("scale", "seed")
+                 if ctx.get_parameter_source(p) is not click.core.ParameterSource.DEFAULT]
+        if given:
+            raise DptoolError(f"{' and '.join(given)} only apply to generated data, not to --from")
+        from dptool.demo.banking import SEEDS, convert
+
+        counts = convert(from_dir, out)
+        names = {t: SEEDS[t] for t in counts}
+    elif domain == "banking":
+        from dptool.demo.banking import SEEDS, write_csvs
+
+        counts = write_csvs(out, scale=scale, seed=seed)
+        names = {t: SEEDS[t] for t in counts}
+    else:
+        from dptool.demo.ecommerce import write_csvs
+
+        counts = write_csvs(out, scale=scale, seed=seed)
+        names = {t: t for t in counts}
+    for table, n in counts.items():
+        click.echo(f"{n:>9,} rows  {out / (names[table] + '.csv')}")
+
+
+@main.command()
+@project_options
+@click.option("--format", "fmt", type=click.Choice(["json", "svg", "html"]), default="json", show_default=True,
+              help="json: nodes, edges and counts; svg or html: a picture with node types coloured.")
+@click.option("--out", default=None, type=click.Path(dir_okay=False),
+              help="Where to write it. Default: graph.<format>.")
+def graph(project_dir, profiles_dir, dbt_target, fmt, out):
+    """Write the artifact linkage graph of the project: JSON, or a picture (SVG, HTML)."""
+    from dptool.generate.graph import build_graph, graph_stats, graph_to_json
+    from dptool.generate.graph_draw import draw_html, draw_svg
+    from dptool.project.catalog import load_catalog
+    from dptool.project.dbt import DbtProject
+
+    project = DbtProject(project_dir, profiles_dir, dbt_target)
+    catalog = load_catalog(project.load_manifest(), str(project.manifest_path))
+    g = build_graph(catalog)
+    title = f"Artifact linkage graph of {catalog.project}"
+    text = {"json": graph_to_json, "svg": lambda g: draw_svg(g, title), "html": lambda g: draw_html(g, title)}[fmt](g)
+    out = out or f"graph.{fmt}"
+    Path(out).write_text(text, encoding="utf-8")
+    stats = graph_stats(g)
+    click.echo(f"{stats['nodes']} nodes, {stats['edges']} edges -> {out}")
+
+
+@main.group()
+def ablate():
+    """Ablations of the generator (DI-Bench §5, Appendix C)."""
+
+
+@ablate.command("pairing")
+@project_options
+@seed_option
+@click.option("--limit", default=None, type=click.IntRange(1),
+              help="Only N rule tasks, spread evenly over the bundle.")
+@click.argument("bundle", type=click.Path(file_okay=False, exists=True))
+def ablate_pairing(project_dir, profiles_dir, dbt_target, seed, limit, bundle):
+    """Re-pair every rule task's metric with the graph's rule, the most similar rule by text and a random
+    rule; re-execute with dbt; put the share of pairings that change the answer into BUNDLE/card.md."""
+    from dptool.generate.ablate import markdown, run_pairing, update_bundle
+    from dptool.generate.refresh import read_tasks
+    from dptool.project.catalog import load_catalog
+    from dptool.project.dbt import DbtProject
+
+    project = DbtProject(project_dir, profiles_dir, dbt_target)
+    catalog = load_catalog(project.load_manifest(), str(project.manifest_path))
+    result = run_pairing(project, catalog, read_tasks(bundle), seed, limit)
+    update_bundle(Path(bundle), result)
+    click.echo(markdown(result))
+
+
+# Commands of other areas register here, one line each (their modules import nothing from this one).
+COMMANDS: list[click.Command] = [score_command, answer_command, eval_command, dp_command, link_command,
+                                 judge_agreement_command]
+for command in COMMANDS:
+    main.add_command(command)

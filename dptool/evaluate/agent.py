@@ -1,0 +1,258 @@
+"""The built-in agent of `dptool eval`: an Ollama chat loop with two tools, run_sql and search_kb.
+
+As in DI-Bench §4.1: the schema in the system prompt, temperature 0 (the client's default), at most
+20 turns (LLM calls) per task, the answer taken from <answer>…</answer>. Conditions as in Table 5:
+standard; oracle (the task's rule documents are given with the question); no-rule (the metric
+catalog only, scored against the task's `base` answer).
+
+A run writes OUT/answers.jsonl one task at a time, after that task's transcript; a run that was
+interrupted and started again skips the tasks already in the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tomllib
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from string import Template
+
+from dptool.errors import DptoolError
+from dptool.evaluate.kb import KnowledgeBase
+from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, Sandbox
+from dptool.evaluate.score import load_tasks
+from dptool.llm.client import LLM, PROMPTS
+
+PROMPT_VERSION = "v1"
+CONDITIONS = ("standard", "oracle", "no-rule")
+MAX_TURNS = 20
+RULE_TIER = "knowledge+analytics+rule"
+STAGE = "eval"
+# answer formats whose numbers are the metric's own, so a percent metric gives shares
+PERCENT_TYPES = ("value", "ranking", "threshold", "comparison", "breakdown")
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "run_sql",
+        "description": "Run one read-only DuckDB query (SELECT or WITH) on the warehouse; returns rows as text.",
+        "parameters": {"type": "object", "properties": {
+            "sql": {"type": "string", "description": "One SELECT or WITH query; tables as schema.table."}},
+            "required": ["sql"]}}},
+    {"type": "function", "function": {
+        "name": "search_kb",
+        "description": "Search the knowledge base (metric catalog and business-rule documents).",
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string", "description": "Words to look for, e.g. a metric or a rule topic."}},
+            "required": ["query"]}}},
+]
+_ANSWER = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.DOTALL | re.IGNORECASE)
+
+
+def load_prompts(version: str = PROMPT_VERSION) -> dict:
+    """The prompt file dptool/llm/prompts/agent_<version>.toml."""
+    path = PROMPTS / f"agent_{version}.toml"
+    if not path.is_file():
+        raise DptoolError(f"{path}: prompt version {version!r} not found")
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+def extract_answer(content: str) -> str | None:
+    """The text inside the last <answer>…</answer> of a reply (an unclosed tag runs to the end)."""
+    found = _ANSWER.findall(content or "")
+    return found[-1].strip() if found else None
+
+
+def format_hint(task: dict, prompts: dict) -> str:
+    """What the answer must look like, from the task's answer_format."""
+    fmt = task.get("answer_format") or {}
+    template = prompts["formats"].get(fmt.get("type"), prompts["formats"]["value"])
+    hint = Template(template).safe_substitute(key=fmt.get("key", "group"), k=fmt.get("k", ""))
+    if fmt.get("format") == "percent" and fmt.get("type") in PERCENT_TYPES:
+        hint += prompts["formats"]["percent"]
+    return hint
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that makes two runs comparable; a resumed run must use the same."""
+
+    model: str
+    condition: str = "standard"
+    max_turns: int = MAX_TURNS
+    sql_timeout: float = DEFAULT_TIMEOUT
+    max_rows: int = DEFAULT_MAX_ROWS
+    prompt_version: str = PROMPT_VERSION
+    tasks_sha256: str = ""
+
+
+class Agent:
+    """One model, one bundle, one condition: `solve(task)` returns the task's transcript."""
+
+    def __init__(self, llm: LLM, bundle: str | Path, settings: Settings):
+        if settings.condition not in CONDITIONS:
+            raise DptoolError(f"--condition {settings.condition!r}: expected one of {', '.join(CONDITIONS)}")
+        self.llm = llm
+        self.bundle = Path(bundle)
+        self.settings = settings
+        self.prompts = load_prompts(settings.prompt_version)
+        self.sandbox = Sandbox(self.bundle / "warehouse.duckdb", timeout=settings.sql_timeout,
+                               max_rows=settings.max_rows)
+        no_rule = settings.condition == "no-rule"
+        self.kb = KnowledgeBase(self.bundle / "kb", only=("metrics.md",) if no_rule else None)
+        self.system = Template(self.prompts["system"]).substitute(
+            max_rows=settings.max_rows, schema=self.sandbox.schema(),
+            condition=self.prompts["conditions"][settings.condition].strip(),
+            kb_rules="" if no_rule else " and the company's rule documents")
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def task_prompt(self, task: dict) -> str:
+        """The user message of a task: the question, the rule documents (oracle) and the answer format."""
+        rules = ""
+        if self.settings.condition == "oracle" and task.get("rule_ids"):
+            docs = [(self.bundle / "kb" / "rules" / f"{r}.md") for r in task["rule_ids"]]
+            missing = [str(d) for d in docs if not d.is_file()]
+            if missing:
+                raise DptoolError(f"{missing[0]}: rule document of {task['task_id']} not found (oracle condition)")
+            text = "\n\n---\n\n".join(d.read_text(encoding="utf-8").strip() for d in docs)
+            rules = Template(self.prompts["oracle_rules"]).substitute(documents=text)
+        return Template(self.prompts["task"]).substitute(question=task["question"], rules=rules,
+                                                         format=format_hint(task, self.prompts))
+
+    def call_tool(self, name: str, arguments: dict) -> str:
+        """A tool's output as the agent sees it; errors are text starting with "error:", never raised."""
+        if name == "run_sql":
+            sql = arguments.get("sql")
+            return self.sandbox.run(sql) if isinstance(sql, str) else "error: run_sql needs a 'sql' string argument"
+        if name == "search_kb":
+            query = arguments.get("query")
+            return self.kb.run(query) if isinstance(query, str) else \
+                "error: search_kb needs a 'query' string argument"
+        return f"error: unknown tool {name!r}; the tools are run_sql and search_kb"
+
+    def solve(self, task: dict) -> dict:
+        """Run the loop on one task: at most max_turns LLM calls, stopping at the first <answer>."""
+        messages = [{"role": "system", "content": self.system},
+                    {"role": "user", "content": self.task_prompt(task)}]
+        answer, stop, turns, tool_calls = None, "max_turns", 0, 0
+        before = self.llm.usage.get(STAGE)
+        tokens_before = (before.prompt_tokens, before.completion_tokens) if before else (0, 0)
+        max_turns = self.settings.max_turns
+        for turn in range(1, max_turns + 1):
+            if turn == max_turns and turn > 1:
+                messages.append({"role": "user", "content": self.prompts["last_turn"]})
+            reply = self.llm.chat(messages, stage=STAGE, tools=TOOLS)
+            turns = turn
+            message = {"role": "assistant", "content": reply["content"]}
+            if reply["tool_calls"]:
+                message["tool_calls"] = [{"function": {"name": c["name"], "arguments": c["arguments"]}}
+                                         for c in reply["tool_calls"]]
+            messages.append(message)
+            answer = extract_answer(reply["content"])
+            if answer is not None:
+                stop = "answer"
+                break
+            if not reply["tool_calls"]:
+                messages.append({"role": "user", "content": self.prompts["nudge"]})
+                continue
+            for call in reply["tool_calls"]:
+                tool_calls += 1
+                output = self.call_tool(call["name"], call["arguments"] or {})
+                messages.append({"role": "tool", "tool_name": call["name"], "content": output})
+        usage = self.llm.usage[STAGE]
+        return {"task_id": task["task_id"], "model": self.settings.model, "condition": self.settings.condition,
+                "prompt_version": self.settings.prompt_version, "answer": answer, "stop": stop, "turns": turns,
+                "tool_calls": tool_calls, "prompt_tokens": usage.prompt_tokens - tokens_before[0],
+                "completion_tokens": usage.completion_tokens - tokens_before[1], "messages": messages}
+
+
+# ---------------------------------------------------------------------------------------------------
+# a resumable run
+
+
+def tasks_digest(bundle: str | Path) -> str:
+    """sha256 of the bundle's tasks.jsonl: a resumed run must see the same tasks."""
+    return hashlib.sha256((Path(bundle) / "tasks.jsonl").read_bytes()).hexdigest()
+
+
+def finished(answers: Path) -> set[str]:
+    """Task ids already answered in an answers file; a line cut by an interruption does not count."""
+    done = set()
+    if answers.is_file():
+        for line in answers.read_text(encoding="utf-8").splitlines():
+            try:
+                done.add(json.loads(line)["task_id"])
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue
+    return done
+
+
+def prepare_run(out: Path, settings: Settings) -> None:
+    """Create OUT/run.json, or check that the run in OUT used the same settings."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "run.json"
+    mine = asdict(settings)
+    if path.is_file():
+        theirs = json.loads(path.read_text(encoding="utf-8"))
+        differ = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+        if differ:
+            k = differ[0]
+            raise DptoolError(f"{out}: holds a run with {k} = {theirs.get(k)!r}, not {mine.get(k)!r}; rerun with "
+                              f"the same settings to resume, or choose another --out")
+    else:
+        _write_atomic(path, json.dumps(mine, indent=2, sort_keys=True) + "\n")
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def append_answer(answers: Path, record: dict) -> None:
+    """Append one answer line and flush it to disk: the line is what marks a task as finished."""
+    cut = answers.is_file() and answers.stat().st_size > 0 and not answers.read_bytes().endswith(b"\n")
+    with open(answers, "a", encoding="utf-8", newline="\n") as f:
+        if cut:  # the last run stopped mid-line: start a fresh line
+            f.write("\n")
+        f.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def run_tasks(agent: Agent, tasks: Iterable[dict], out: Path, on_done: Callable[[dict], None] = lambda _: None
+              ) -> None:
+    """Solve each task; save its transcript, then append its answer."""
+    transcripts = out / "transcripts"
+    transcripts.mkdir(exist_ok=True)
+    for task in tasks:
+        transcript = agent.solve(task)
+        name = f"{task['task_id']}.json"
+        _write_atomic(transcripts / name, json.dumps(transcript, indent=2, sort_keys=True, ensure_ascii=False)
+                      + "\n")
+        append_answer(out / "answers.jsonl", {
+            "task_id": task["task_id"], "answer": transcript["answer"], "stop": transcript["stop"],
+            "turns": transcript["turns"], "transcript": f"transcripts/{name}"})
+        on_done(transcript)
+
+
+def select_tasks(bundle: str | Path, condition: str, limit: int | None) -> list[dict]:
+    """The tasks a run answers: all of them (standard), or the rule-grounded analytics tasks (oracle, no-rule).
+
+    As in DI-Bench's Table 5, the oracle and no-rule conditions are measured on the tasks whose computation
+    a rule modifies; a knowledge task would be given away by the oracle and unanswerable without the rules.
+    """
+    tasks = load_tasks(bundle)
+    if condition != "standard":
+        tasks = [t for t in tasks if t.get("tier") == RULE_TIER]
+    return tasks[:limit] if limit else tasks

@@ -1,0 +1,169 @@
+"""Score reports: score.json, score.md and report.html (self-contained: inline SVG, no JS, no CDN)."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+
+from dptool.evaluate.score import TIERS
+
+GROUPS = (("by_analysis_type", "By analysis type"), ("by_tier", "By tier"), ("by_rule_type", "By rule type"),
+          ("by_domain", "By domain"))
+ACCENT, TRACK, INK, MUTED = "#2f6fb3", "#e6ebf1", "#1d2733", "#6b7785"
+FONT = "system-ui, -apple-system, Segoe UI, sans-serif"
+
+
+def pct(accuracy: float | None) -> str:
+    return "—" if accuracy is None else f"{100 * accuracy:.1f} %"
+
+
+def write_reports(report: dict, out: str | Path, title: str) -> list[Path]:
+    """Write score.json, score.md and report.html into `out`; byte-stable for the same report."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"score.json": json.dumps({"title": title, **report}, indent=2, sort_keys=True, ensure_ascii=False)
+             + "\n", "score.md": markdown(report, title), "report.html": html(report, title)}
+    paths = []
+    for name, text in files.items():
+        path = out / name
+        path.write_text(text, encoding="utf-8", newline="\n")
+        paths.append(path)
+    return paths
+
+
+def summary_lines(report: dict) -> list[str]:
+    """The few lines a terminal shows: overall, then accuracy by analysis type and tier."""
+    o = report["overall"]
+    lines = [f"accuracy {pct(o['accuracy'])}: {o['correct']} of {o['n']} tasks correct "
+             f"({o['answered']} answered), scored against {report['against']}"]
+    for key, label in GROUPS[:2]:
+        lines.append(f"{label.lower()}:")
+        lines += [f"  {name:<28} {cell['correct']:>4} / {cell['n']:<4} {pct(cell['accuracy']):>8}"
+                  for name, cell in report[key].items()]
+    return lines
+
+
+def markdown(report: dict, title: str) -> str:
+    o = report["overall"]
+    lines = [f"# Scores: {title}", "",
+             f"Accuracy **{pct(o['accuracy'])}**: {o['correct']} of {o['n']} tasks correct, {o['answered']} "
+             f"answered; scored against `{report['against']}`.", ""]
+    for key, label in GROUPS:
+        lines += [f"## {label}", "", "| | tasks | correct | accuracy |", "| --- | ---: | ---: | ---: |"]
+        lines += [f"| {name} | {c['n']} | {c['correct']} | {pct(c['accuracy'])} |" for name, c in report[key].items()]
+        lines.append("")
+    if report["reasons"]:
+        lines += ["## Why answers were wrong", "", "| kind | tasks |", "| --- | ---: |"]
+        lines += [f"| {_md(r)} | {n} |" for r, n in report["reasons"].items()]
+        lines.append("")
+    problems = report["answers_file"]
+    if problems["problems"] or problems["unknown_task_ids"]:
+        lines += ["## Answers file", ""]
+        lines += [f"- {_md(p)}" for p in problems["problems"]]
+        if problems["unknown_task_ids"]:
+            lines.append(f"- answers for tasks not in the bundle: {', '.join(problems['unknown_task_ids'])}")
+        lines.append("")
+    lines += ["## Tasks", "", "| task | analysis type | tier | correct | reason |", "| --- | --- | --- | --- | --- |"]
+    lines += [f"| {r['task_id']} | {r['analysis_type']} | {r['tier']} | {'yes' if r['correct'] else 'no'} | "
+              f"{_md(r['reason'])} |" for r in report["results"]]
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+# ---- HTML --------------------------------------------------------------------------------------------
+
+
+def hbar_chart(rows: list[tuple[str, int, float | None]], title: str) -> str:
+    """Horizontal bars of accuracy, one per (label, n, accuracy)."""
+    label_w, bar_w, row_h, top = 250, 380, 28, 34
+    width, height = label_w + bar_w + 90, top + row_h * max(len(rows), 1) + 10
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" font-family="{FONT}" role="img" aria-label="{escape(title)}" '
+             f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">',
+             f'<text x="0" y="18" font-size="15" font-weight="600" fill="{INK}">{escape(title)}</text>']
+    for i, (label, n, acc) in enumerate(rows):
+        y = top + i * row_h
+        filled = 0 if acc is None else round(bar_w * acc, 1)
+        parts += [
+            f'<text x="{label_w - 8}" y="{y + 17}" font-size="13" text-anchor="end" fill="{INK}">'
+            f'{escape(label)} <tspan fill="{MUTED}">(n={n})</tspan></text>',
+            f'<rect x="{label_w}" y="{y + 4}" width="{bar_w}" height="18" rx="3" fill="{TRACK}"/>',
+            f'<rect x="{label_w}" y="{y + 4}" width="{filled}" height="18" rx="3" fill="{ACCENT}">'
+            f'<title>{escape(label)}: {pct(acc)} of {n}</title></rect>',
+            f'<text x="{label_w + bar_w + 8}" y="{y + 17}" font-size="13" fill="{INK}">{pct(acc)}</text>',
+        ]
+    return "\n".join([*parts, "</svg>"])
+
+
+def tier_chart(by_tier: dict[str, dict]) -> str:
+    """Vertical bars over DI-Bench's three tiers, in order: the knowledge-to-computation drop (Figure 2)."""
+    bar_w, gap, plot_h, top, left = 120, 60, 220, 40, 50
+    width = left + len(TIERS) * (bar_w + gap)
+    height = top + plot_h + 70
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" font-family="{FONT}" role="img" aria-label="Accuracy by tier" '
+             f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">',
+             f'<text x="0" y="18" font-size="15" font-weight="600" fill="{INK}">'
+             f'Knowledge → + analytics → + rule</text>']
+    for tick in (0, 0.25, 0.5, 0.75, 1.0):
+        y = top + plot_h * (1 - tick)
+        parts += [f'<line x1="{left}" y1="{y}" x2="{width}" y2="{y}" stroke="{TRACK}"/>',
+                  f'<text x="{left - 6}" y="{y + 4}" font-size="11" text-anchor="end" fill="{MUTED}">'
+                  f'{int(tick * 100)}%</text>']
+    for i, tier in enumerate(TIERS):
+        x = left + gap / 2 + i * (bar_w + gap)
+        cell = by_tier.get(tier)
+        acc = cell["accuracy"] if cell else None
+        h = 0 if acc is None else round(plot_h * acc, 1)
+        label = "no tasks" if cell is None else f"{pct(acc)} (n={cell['n']})"
+        parts += [f'<rect x="{x}" y="{top + plot_h - h}" width="{bar_w}" height="{h}" rx="3" fill="{ACCENT}">'
+                  f'<title>{escape(tier)}: {label}</title></rect>',
+                  f'<text x="{x + bar_w / 2}" y="{top + plot_h - h - 6}" font-size="12" text-anchor="middle" '
+                  f'fill="{INK}">{escape(label)}</text>']
+        words = tier.split("+")
+        for j, word in enumerate(words):
+            parts.append(f'<text x="{x + bar_w / 2}" y="{top + plot_h + 18 + 15 * j}" font-size="12" '
+                         f'text-anchor="middle" fill="{INK}">{"+ " if j else ""}{escape(word)}</text>')
+    return "\n".join([*parts, "</svg>"])
+
+
+_CSS = """body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1d2733;max-width:960px;
+margin:2rem auto;padding:0 1rem}h1{font-size:1.5rem;margin-bottom:.2rem}.big{font-size:2.4rem;font-weight:700;
+color:#2f6fb3}.muted{color:#6b7785}section{margin:2rem 0}table{border-collapse:collapse;width:100%;margin-top:.5rem}
+th,td{text-align:left;padding:.3rem .6rem;border-bottom:1px solid #e6ebf1;vertical-align:top}td.n{text-align:right}
+.ok{color:#1e7b34}.no{color:#b3261e}.charts{display:flex;flex-wrap:wrap;gap:2rem}"""
+
+
+def html(report: dict, title: str) -> str:
+    o = report["overall"]
+    charts = [hbar_chart(_rows(report["by_analysis_type"]), "Accuracy by analysis type"),
+              tier_chart(report["by_tier"]),
+              hbar_chart(_rows(report["by_rule_type"]), "Accuracy by rule type"),
+              hbar_chart(_rows(report["by_domain"]), "Accuracy by domain")]
+    tables = []
+    for key, label in GROUPS:
+        body = "".join(f"<tr><td>{escape(name)}</td><td class=n>{c['n']}</td><td class=n>{c['correct']}</td>"
+                       f"<td class=n>{pct(c['accuracy'])}</td></tr>" for name, c in report[key].items())
+        tables.append(f"<section><h2>{label}</h2><table><tr><th></th><th>tasks</th><th>correct</th>"
+                      f"<th>accuracy</th></tr>{body}</table></section>")
+    if report["reasons"]:
+        body = "".join(f"<tr><td>{escape(kind)}</td><td class=n>{n}</td></tr>" for kind, n in report["reasons"].items())
+        tables.append(f"<section><h2>Why answers were wrong</h2><table><tr><th>kind</th><th>tasks</th></tr>{body}"
+                      f"</table></section>")
+    tasks = "".join(
+        f"<tr><td>{escape(r['task_id'])}</td><td>{escape(r['analysis_type'])}</td><td>{escape(r['tier'])}</td>"
+        f"<td class={'ok' if r['correct'] else 'no'}>{'✓' if r['correct'] else '✗'}</td>"
+        f"<td>{escape(r['reason'])}</td></tr>" for r in report["results"])
+    return (f"<!doctype html>\n<html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
+            f"<style>{_CSS}</style></head><body>\n<h1>Scores: {escape(title)}</h1>\n"
+            f"<p><span class=big>{pct(o['accuracy'])}</span> <span class=muted>{o['correct']} of {o['n']} tasks "
+            f"correct, {o['answered']} answered; scored against <code>{escape(report['against'])}</code></span></p>\n"
+            f"<section class=charts>\n{chr(10).join(charts)}\n</section>\n{''.join(tables)}\n"
+            f"<section><h2>Tasks</h2><table><tr><th>task</th><th>analysis type</th><th>tier</th><th></th>"
+            f"<th>reason</th></tr>{tasks}</table></section>\n</body></html>\n")
+
+
+def _rows(group: dict[str, dict]) -> list[tuple[str, int, float | None]]:
+    return [(name, c["n"], c["accuracy"]) for name, c in group.items()]

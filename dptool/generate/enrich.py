@@ -1,0 +1,191 @@
+"""Stage 6: analysis-type answers (DI-Bench Appendix A) from the rows a gold model materialized."""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_EVEN, Decimal
+
+from dptool.generate.instantiate import Candidate
+from dptool.project.catalog import Metric
+
+DIGITS = 6  # answers keep six decimals: float noise below that is not part of the answer
+
+
+class NotScorable(Exception):
+    """The rows give no answer a scorer could check (an empty ranking, a NULL value)."""
+
+
+def answer(c: Candidate, metric: Metric, columns: list[str], rows: list[tuple]) -> dict:
+    """The gold and base answers, answer format and tolerance of a built candidate.
+
+    `rows` are the gold model's rows; the `variant` column tells base from gold.
+    """
+    by_variant: dict[str, list[dict]] = {"base": [], "gold": []}
+    for row in rows:
+        record = dict(zip(columns, row, strict=True))
+        by_variant[record.pop("variant")].append(record)
+    fmt = {"unit": metric.unit, "format": metric.format}
+    kind = c.analysis_type
+    if kind in ("point_query", "counterfactual"):
+        gold, base = ({"value": _single(by_variant[v])} for v in ("gold", "base"))
+        return _task(gold, base, {"type": "value", **fmt}, metric)
+    if kind == "ranking":
+        gold = _ranking(by_variant["gold"], c.group_by[0], strict=True)
+        base = _ranking(by_variant["base"], c.group_by[0], strict=False)
+        return _task(gold, base, {"type": "ranking", "key": c.group_by[0], "k": c.k, **fmt}, metric)
+    if kind == "threshold_crossing":
+        gold, base = (_single(by_variant[v]) for v in ("gold", "base"))
+        threshold = threshold_between(base, gold) if c.rules else _round_threshold(gold)
+        return _task(_verdict(gold, threshold), _verdict(base, threshold),
+                     {"type": "threshold", "comparison": "exceeds", **fmt}, metric)
+    if kind == "trend_analysis":
+        gold, base = (_trend(by_variant[v], c.encoding) for v in ("gold", "base"))
+        return _task(gold, base, {"type": "trend", "grain": "month", **fmt}, metric)
+    if kind == "comparison":
+        key = c.group_by[0]
+        gold, base = (_comparison(by_variant[v], key, c.slice["groups"]) for v in ("gold", "base"))
+        return _task(gold, base, {"type": "comparison", "key": key, **fmt}, metric)
+    if kind == "significance_testing":
+        key = c.group_by[0]
+        gold, base = (_significance(by_variant[v], key, c.slice["groups"]) for v in ("gold", "base"))
+        return _task(gold, base, {"type": "significance", "key": key, "alpha": ALPHA, **fmt}, metric)
+    if kind == "decomposition":
+        key = c.group_by[0]
+        gold, base = (_breakdown(by_variant[v], key) for v in ("gold", "base"))
+        return _task(gold, base, {"type": "breakdown", "key": key, **fmt}, metric)
+    raise ValueError(f"unknown analysis type {kind!r}")
+
+
+ALPHA = 0.05
+FLAT_PCT = 1.0  # a total change within ±1 % is no trend
+TEST_NAME = "Welch's t-test (two-tailed)"
+
+
+def period_label(value, encoding: str = "") -> str:
+    """A period as YYYY-MM, from a month-truncated timestamp or date, or a YYMM number (YYMMDD columns)."""
+    if isinstance(value, int | float | Decimal) or encoding == "yymmdd":
+        yymm = int(value)
+        return f"{1900 + yymm // 100}-{yymm % 100:02d}"
+    return f"{value.year:04d}-{value.month:02d}"
+
+
+def _trend(records: list[dict], encoding: str) -> dict:
+    # compared after rounding, like every answer: float noise must not move the peak
+    series = [(period_label(r["period"], encoding), _number(r["value"])) for r in records if r["value"] is not None]
+    series.sort()
+    if len(series) < 3:
+        raise NotScorable(f"a trend needs 3 periods with values, got {len(series)}")
+    first, last = series[0][1], series[-1][1]
+    if first == 0:
+        raise NotScorable("the first period is 0: the change has no percentage")
+    change = _number((last - first) / abs(first) * 100, 2)
+    peak = max(series, key=lambda p: (p[1], p[0]))
+    if sum(1 for _, v in series if v == peak[1]) > 1:
+        raise NotScorable("two periods share the peak value")
+    direction = "flat" if abs(change) < FLAT_PCT else ("increasing" if change > 0 else "decreasing")
+    return {"direction": direction, "total_change_pct": change, "peak_period": peak[0]}
+
+
+def _by_group(records: list[dict], key: str) -> dict:
+    return {r[key]: r for r in records}
+
+
+def _comparison(records: list[dict], key: str, groups: list) -> dict:
+    rows = _by_group(records, key)
+    a, b = groups
+    if a not in rows or b not in rows:
+        raise NotScorable("a compared group has no rows")
+    va, vb = _number(rows[a]["value"]), _number(rows[b]["value"])
+    if va == vb:
+        raise NotScorable("the two groups are equal")
+    return {"group_a": a, "group_b": b, "value_a": va, "value_b": vb, "higher": a if va > vb else b}
+
+
+def _significance(records: list[dict], key: str, groups: list) -> dict:
+    from scipy.stats import ttest_ind_from_stats
+
+    rows = _by_group(records, key)
+    a, b = groups
+    if a not in rows or b not in rows:
+        raise NotScorable("a compared group has no rows")
+    ra, rb = rows[a], rows[b]
+    if min(ra["n"] or 0, rb["n"] or 0) < 2 or not ra["variance"] or not rb["variance"]:
+        raise NotScorable("a group has fewer than 2 values or no variance")
+    result = ttest_ind_from_stats(float(ra["mean"]), math.sqrt(float(ra["variance"])), int(ra["n"]),
+                                  float(rb["mean"]), math.sqrt(float(rb["variance"])), int(rb["n"]),
+                                  equal_var=False)
+    if math.isnan(float(result.pvalue)):
+        raise NotScorable("the test gives no p-value")
+    p = _number(float(result.pvalue), 4)  # the verdict follows the p-value as stated, never contradicts it
+    return {"significant": p < ALPHA, "p_value": p, "test_name": TEST_NAME,
+            "group_a": a, "group_b": b, "mean_a": _number(ra["mean"]), "mean_b": _number(rb["mean"])}
+
+
+def _breakdown(records: list[dict], key: str) -> list[dict]:
+    if not records:
+        raise NotScorable("the breakdown is empty")
+    rows = [{key: r[key], "value": _number(r["value"]) if r["value"] is not None else None} for r in records]
+    if all(r["value"] is None for r in rows):
+        raise NotScorable("every group is NULL")
+    return sorted(rows, key=lambda r: (r[key] is None, str(r[key])))
+
+
+def _task(gold, base, fmt, metric: Metric) -> dict:
+    tolerance = {"rel_tol": 0.001, "abs_tol": 0.0005 if metric.format == "percent" else 0.005}
+    return {"gold": gold, "base": base, "answer_format": fmt, "tolerance": tolerance}
+
+
+def _number(value, digits: int = DIGITS) -> float:
+    if value is None:
+        raise NotScorable("the value is NULL")
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        raise NotScorable(f"the value is {value}")
+    # Sums of floats differ in their last bits with the order a parallel engine adds them in, and an
+    # average of cents is often exactly half a unit of the 6th decimal: snap to 12 significant digits
+    # first, so that the same data always rounds the same way.
+    snapped = Decimal(f"{value:.12g}")
+    return float(snapped.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_EVEN)) + 0.0  # no -0.0
+
+
+def _single(records: list[dict]) -> float:
+    if len(records) != 1:
+        raise NotScorable(f"expected one row, got {len(records)}")
+    return _number(records[0]["value"])
+
+
+def _ranking(records: list[dict], key: str, strict: bool) -> list[dict]:
+    if not records:
+        raise NotScorable("the ranking is empty")
+    ordered = [{key: r[key], "value": _number(r["value"])} for r in sorted(records, key=lambda r: r["rank"])]
+    values = [r["value"] for r in ordered]
+    if strict and len(set(values)) < len(values):
+        raise NotScorable("tied values make the order of the ranking ambiguous")
+    return ordered
+
+
+def threshold_between(a: float, b: float) -> float:
+    """A round number strictly between two values: the coarsest step that still separates them."""
+    lo, hi = min(a, b), max(a, b)
+    if lo == hi:
+        raise NotScorable("base and gold agree; no threshold separates them")
+    step = 10.0 ** math.floor(math.log10(hi - lo))
+    for _ in range(16):
+        t = round(round((lo + hi) / 2 / step) * step, 12)
+        if lo < t < hi:
+            return t
+        step /= 10
+    return (lo + hi) / 2
+
+
+def _round_threshold(value: float) -> float:
+    # without a rule there is no base to separate from: a round number near the value
+    if value == 0:
+        return 1.0
+    step = 10.0 ** (math.floor(math.log10(abs(value))) - 1)
+    t = round(round(value / step) * step, 12)
+    return t + step if t == value else t
+
+
+def _verdict(value: float, threshold: float) -> dict:
+    return {"value": value, "threshold": threshold, "result": "PASS" if value > threshold else "FAIL"}

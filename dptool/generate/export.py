@@ -1,0 +1,225 @@
+"""Stage 10: the benchmark bundle, written atomically (a temp folder, then one rename).
+
+tasks.jsonl · kb/ (rule documents, metric catalog) · warehouse.duckdb (agent-visible tables only)
+· graph.json · card.md. Before the rename, every task's gold_sql is run on the new warehouse and
+must reproduce its gold rows: a bundle whose answers don't reproduce is never written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from collections import Counter
+from pathlib import Path
+
+from dptool.errors import DptoolError
+from dptool.outdir import BUNDLE, check_replaceable, publish, staging_folder
+from dptool.project.catalog import Catalog
+from dptool.project.dbt import Connection
+from dptool.project.warehouse import Warehouse, export_tables
+
+TIERS = ("knowledge", "knowledge+analytics", "knowledge+analytics+rule")
+
+
+def bundle_tables(catalog: Catalog) -> list[tuple[str, str, str]]:
+    """(relation_name, schema, name) of every agent-visible table: one schema per domain."""
+    return [(t.relation_name, t.domain, t.name) for _, t in sorted(catalog.tables.items())]
+
+
+def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, tasks: list[dict],
+                 gold_rows: dict[str, list], graph_json: str, card: str,
+                 extra_files: dict[str, str] | None = None) -> Path:
+    """Write the bundle to `out`, replacing what was there only once everything is written.
+
+    `out` must be absent, empty or a bundle dptool wrote (dptool.outdir): a user's folder is never replaced.
+
+    `source_db` is the DuckDB file of the target, or its connection (any target: see export_tables).
+    """
+    out = check_replaceable(out, BUNDLE)
+    tmp = staging_folder(out)
+    try:
+        export_tables(source_db, bundle_tables(catalog), tmp / "warehouse.duckdb")
+        reproduce(tmp / "warehouse.duckdb", tasks, gold_rows)
+        with open(tmp / "tasks.jsonl", "w", encoding="utf-8", newline="\n") as f:
+            for task in tasks:
+                f.write(json.dumps(task, ensure_ascii=False) + "\n")
+        write_kb(tmp / "kb", catalog)
+        (tmp / "graph.json").write_text(graph_json, encoding="utf-8")
+        (tmp / "card.md").write_text(card, encoding="utf-8")
+        for name, text in sorted((extra_files or {}).items()):
+            (tmp / name).write_text(text, encoding="utf-8")
+        publish(tmp, out, BUNDLE)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def reproduce(warehouse_path: Path, tasks: list[dict], gold_rows: dict[str, list]) -> None:
+    """Run each task's gold_sql on the bundle's warehouse; its rows must equal the materialized ones."""
+    with Warehouse(warehouse_path) as wh:
+        for task in tasks:
+            if task["gold_sql"] is None:  # a knowledge task: its gold is a passage, not rows
+                continue
+            _, rows = wh.query(task["gold_sql"])
+            expected = gold_rows[task["task_id"]]
+            if not _same_rows(rows, expected):
+                raise DptoolError(
+                    f"{task['dbt_node']}: gold_sql on the bundle's warehouse gives {rows[:3]!r}, "
+                    f"the gold model gave {expected[:3]!r}"
+                )
+
+
+def _same_rows(a: list[tuple], b: list[tuple]) -> bool:
+    if len(a) != len(b):
+        return False
+    for ra, rb in zip(a, b, strict=True):
+        if len(ra) != len(rb):
+            return False
+        for x, y in zip(ra, rb, strict=True):
+            if isinstance(x, float) or isinstance(y, float):
+                if x is None or y is None or not math.isclose(float(x), float(y), rel_tol=1e-9, abs_tol=1e-9):
+                    return False
+            elif x != y:
+                return False
+    return True
+
+
+def write_kb(folder: Path, catalog: Catalog) -> None:
+    """The knowledge base an agent searches: one markdown file per rule, and the metric catalog."""
+    rules = folder / "rules"
+    rules.mkdir(parents=True)
+    for rule_id, rule in sorted(catalog.rules.items()):
+        (rules / f"{rule_id}.md").write_text(f"# {rule.title}\n\n{rule.document.strip()}\n", encoding="utf-8")
+    lines = ["# Metric catalog", ""]
+    for _, m in sorted(catalog.metrics.items()):
+        tables = ", ".join(sorted(catalog.tables[t].name for t in m.tables))
+        lines += [
+            f"## {m.label}",
+            "",
+            f"- Domain: {m.domain}",
+            f"- Tier: {m.tier}" if m.tier else "- Tier: —",
+            f"- Formula: {m.formula}",
+            f"- Unit: {m.unit or '—'} ({m.format})",
+            f"- Tables: {tables}",
+        ]
+        if m.components:
+            lines.append(f"- Components: {', '.join(catalog.metrics[c].label for c in m.components)}")
+        if m.description:
+            lines += ["", m.description.strip()]
+        lines.append("")
+    (folder / "metrics.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int, graph_stats: dict,
+         seed: int, versions: dict[str, str], domain_graphs: dict[str, dict] | None = None,
+         llm: dict | None = None) -> str:
+    """card.md: what the bundle holds and how it was made; byte-stable for the same inputs.
+
+    `llm` ({model, prompts, usage, review}) when an LLM phrased and judged: the card then says which
+    stages used which model and prompt version, the requests and tokens per stage, and what the judge did.
+    """
+    def table(title: str, counts: Counter) -> list[str]:
+        rows = [f"### {title}", "", "| | tasks |", "| --- | ---: |"]
+        rows += [f"| {k} | {v} |" for k, v in sorted(counts.items())]
+        return rows + [""]
+
+    by_rule_type = Counter(t for task in tasks for t in sorted(set(task["rule_types"])))
+    lines = [
+        "# Benchmark card",
+        "",
+        f"- Project: `{catalog.project}`",
+        f"- Tasks: {len(tasks)}",
+        f"- Seed: {seed}",
+        f"- Manifest hash (sha256): `{catalog.manifest_hash}`",
+        "- Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())),
+        "- Question phrasing: deterministic templates (no LLM configured)" if llm is None else
+        f"- Question phrasing: {llm['model']} (prompt {llm['prompts']['phrase']}), judged on DI-Bench's eight "
+        "dimensions",
+        "",
+        "## Tasks",
+        "",
+        *table("By analysis type", Counter(t["analysis_type"] for t in tasks)),
+        *table("By tier", Counter(t["tier"] for t in tasks)),
+        *table("By rule type", by_rule_type),
+        *table("By domain", Counter(t["domain"] for t in tasks)),
+        *_type_by_domain(tasks),
+        "## Validation",
+        "",
+        "- Candidates dropped after dbt (build failed, the rule did not change the answer, or no scorable",
+        f"  answer): {dropped}",
+        "",
+        "| stage-1 check | rejected |",
+        "| --- | ---: |",
+        *[f"| {k} | {v} |" for k, v in sorted(rejected.items())],
+        "",
+        *_llm_section(llm),
+        "## Artifact linkage graph",
+        "",
+        f"- Nodes: {graph_stats['nodes']} ("
+        + ", ".join(f"{k} {v}" for k, v in graph_stats["nodes_by_type"].items()) + ")",
+        f"- Edges: {graph_stats['edges']} ("
+        + ", ".join(f"{k} {v}" for k, v in graph_stats["edges_by_type"].items()) + ")",
+        "",
+        *_graph_by_domain(domain_graphs or {}),
+    ]
+    return "\n".join(lines)
+
+
+def _type_by_domain(tasks: list[dict]) -> list[str]:
+    domains = sorted({t["domain"] for t in tasks})
+    counts = Counter((t["analysis_type"], t["domain"]) for t in tasks)
+    rows = ["### By analysis type and domain", "", "| | " + " | ".join(domains) + " |",
+            "| --- |" + " ---: |" * len(domains)]
+    for kind in sorted({t["analysis_type"] for t in tasks}):
+        rows.append(f"| {kind} | " + " | ".join(str(counts[(kind, d)]) for d in domains) + " |")
+    return rows + [""]
+
+
+def _graph_by_domain(stats: dict[str, dict]) -> list[str]:
+    """Nodes and edges by type per domain, beside DI-Bench Appendix H (71–76 nodes, 168–191 edges)."""
+    if not stats:
+        return []
+    domains = sorted(stats)
+    rows = ["### Per domain (DI-Bench Appendix H: 71–76 nodes, 168–191 edges per domain)", "",
+            "| | " + " | ".join(domains) + " |", "| --- |" + " ---: |" * len(domains),
+            "| nodes | " + " | ".join(str(stats[d]["nodes"]) for d in domains) + " |"]
+    for kind in stats[domains[0]]["nodes_by_type"]:
+        rows.append(f"| {kind} nodes | " + " | ".join(str(stats[d]["nodes_by_type"][kind]) for d in domains) + " |")
+    rows.append("| edges | " + " | ".join(str(stats[d]["edges"]) for d in domains) + " |")
+    for kind in stats[domains[0]]["edges_by_type"]:
+        rows.append(f"| {kind} edges | " + " | ".join(str(stats[d]["edges_by_type"][kind]) for d in domains) + " |")
+    return rows + [""]
+
+
+def _llm_section(llm: dict | None) -> list[str]:
+    """Which stages used which model, requests and tokens per stage, and the judge's outcome.
+
+    Requests count every reply used, whether the model made it now or the cache replayed it, and tokens
+    are those the model counted when it made the reply: a rerun from the cache gives the same card.
+    """
+    if llm is None:
+        return []
+    from dptool.generate.judge import DIMENSIONS, PHRASING
+
+    usage = llm["usage"]
+    review = llm["review"]
+    rows = ["## LLM stages", "", "| stage | model | prompt | requests | prompt tokens | completion tokens |",
+            "| --- | --- | --- | ---: | ---: | ---: |"]
+    for stage in ("phrase", "judge", "rewrite"):
+        u = usage.get(stage)
+        requests, (prompt_tokens, completion_tokens) = (u.requests, u.tokens) if u else (0, (0, 0))
+        rows.append(f"| {stage} | {llm['model']} | {llm['prompts'][stage]} | {requests} | {prompt_tokens} | "
+                    f"{completion_tokens} |")
+    counts = review.counts
+    rows += ["", "Stage 2, the LLM judge (DI-Bench Appendix E.2): a task is admitted only if all eight dimensions",
+             f"pass; a task failing only on phrasing ({', '.join(d.replace('_', ' ') for d in PHRASING)}, or the",
+             "stage-1 wording checks) is rewritten once and checked again.", "",
+             f"- Judged: {counts['judged']}; admitted: {counts['admitted']} "
+             f"({counts['admitted_after_rewrite']} after a rewrite); rejected by the judge: "
+             f"{counts['rejected_by_judge']}; rewritten: {counts['rewritten']}",
+             "- Every reviewed task's questions, verdicts and justifications: `judge.jsonl`", "",
+             "| dimension | failed on first verdict | failed by rejected tasks |", "| --- | ---: | ---: |"]
+    rows += [f"| {d} | {review.failed_first[d]} | {review.failed_final[d]} |" for d in DIMENSIONS]
+    return rows + [""]

@@ -1,0 +1,321 @@
+"""Stage 4: concrete candidates from skeletons — analysis type, time window, slice values, groups, k."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from sqlglot import exp
+
+from dptool.generate.profile import DimensionProfile
+from dptool.generate.sample import Skeleton
+from dptool.project.catalog import Catalog, Dimension
+from dptool.sql import equals, in_window, literal
+
+MIN_WINDOW_SHARE = 0.03  # a window must hold this share of the dimension's rows
+MIN_SLICE_ROWS = 40  # a slice value must have at least this many rows overall
+MIN_GROUP_ROWS = 30  # a ranked group must hold this many rows: a ranking of tiny groups is noise
+MAX_BREAKDOWN_GROUPS = 30  # a decomposition lists every group: a few dozen at most
+
+
+@dataclass(frozen=True)
+class Window:
+    start: date
+    end: date  # exclusive
+    label: str
+
+    @property
+    def months(self) -> int:
+        return (self.end.year - self.start.year) * 12 + self.end.month - self.start.month
+
+
+@dataclass
+class Candidate:
+    """One task before dbt has computed it."""
+
+    skeleton: Skeleton
+    analysis_type: str
+    where: list[str]
+    group_by: list[str]
+    shape: str
+    k: int | None
+    min_rows: int | None = None
+    slice: dict = field(default_factory=dict)
+    window: Window | None = None
+    task_id: str = ""
+    gold_rules: tuple[str, ...] | None = None  # None: the skeleton's rules
+    base_rules: tuple[str, ...] = ()  # a counterfactual's base applies every rule
+    period: str | None = None  # a Jinja expression for the series shape's period
+    encoding: str = "timestamp"  # of the time column the window and period read
+
+    @property
+    def metric(self) -> str:
+        return self.skeleton.metric
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return self.skeleton.rules if self.gold_rules is None else self.gold_rules
+
+    @property
+    def dimension_column(self) -> str:
+        return self.skeleton.dimension.rsplit(".", 1)[-1]
+
+
+def windows(profile: DimensionProfile) -> list[Window]:
+    """Calendar quarters, halves and years whose months all hold data and that hold enough rows."""
+    counts = {(y, m): n for y, m, n in profile.months}
+    total = sum(counts.values()) or 1
+    years = sorted({y for y, _ in counts})
+    spans = []
+    for y in years:
+        for q in range(4):
+            spans.append((y, 3 * q + 1, 3, f"Q{q + 1} {y}"))
+        spans.append((y, 1, 6, f"the first half of {y}"))
+        spans.append((y, 7, 6, f"the second half of {y}"))
+        spans.append((y, 1, 12, f"{y}"))
+    out = []
+    for y, m, length, label in spans:
+        months = [(y + (m - 1 + i) // 12, (m - 1 + i) % 12 + 1) for i in range(length)]
+        if all(counts.get(ym, 0) > 0 for ym in months) and sum(counts[ym] for ym in months) >= MIN_WINDOW_SHARE * total:
+            end_y, end_m = y + (m - 1 + length) // 12, (m - 1 + length) % 12 + 1
+            out.append(Window(date(y, m, 1), date(end_y, end_m, 1), label))
+    return out
+
+
+def window_predicates(column: str, window: Window, encoding: str, dialect: str) -> list[str]:
+    """`start <= column < end` for a timestamp column or a YYMMDD integer column."""
+    if encoding == "yymmdd":
+        def code(d: date) -> int:
+            return (d.year % 100) * 10000 + d.month * 100 + d.day
+
+        # the last day, inclusive: the day after a window ending with 1999 would be coded 000101
+        col = exp.column(column)
+        last = window.end - timedelta(days=1)
+        return [exp.GTE(this=col.copy(), expression=literal(code(window.start))).sql(dialect),
+                exp.LTE(this=col.copy(), expression=literal(code(last))).sql(dialect)]
+    return in_window(column, window.start, window.end, dialect)
+
+
+def period_expression(column: str, encoding: str, dialect: str) -> str:
+    """The month of a time column, as a Jinja expression for the gold model (cross-database)."""
+    if encoding == "yymmdd":
+        sql = exp.Floor(this=exp.Div(this=exp.column(column), expression=exp.Literal.number(100))).sql(dialect)
+        return _jinja_string(sql)
+    return f"dbt.date_trunc('month', {_jinja_string(exp.column(column).sql(dialect))})"
+
+
+def _jinja_string(text: str) -> str:
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+def instantiate(
+    skeletons: list[Skeleton], catalog: Catalog, profiles: dict[str, DimensionProfile], seed: int, dialect: str,
+    types: tuple[str, ...] | None = None, first_id: int = 1, probes: dict | None = None,
+) -> list[Candidate]:
+    """Every compatible analysis type (or those in `types`) of every skeleton, made concrete.
+
+    With `probes` (skeleton id -> dptool.generate.probe.Probe), a skeleton's rules must change a month of the
+    window and, where the task reads one slice, that slice: a candidate no window or slice of which
+    the rules change is not made. Ids are t_0001... from `first_id`, in skeleton order.
+    """
+    out = []
+    for skeleton in skeletons:
+        metric = catalog.metrics[skeleton.metric]
+        temporal = next((d for d in catalog.dimensions_of(metric) if d.kind == "temporal"), None)
+        time = (temporal, profiles[temporal.id]) if temporal else None
+        for analysis_type in skeleton.analysis_types:
+            if types is not None and analysis_type not in types:
+                continue
+            rng = random.Random(f"{seed}:{skeleton.id}:{analysis_type}")
+            probe = (probes or {}).get(skeleton.id) if skeleton.rules else None
+            candidate = _make(skeleton, analysis_type, catalog, profiles, time, rng, dialect, probe)
+            if candidate is not None:
+                out.append(candidate)
+    for i, c in enumerate(out, start=first_id):
+        c.task_id = f"t_{i:04d}"
+    return out
+
+
+def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: dict[str, DimensionProfile],
+          time: tuple[Dimension, DimensionProfile] | None, rng: random.Random, dialect: str,
+          probe=None) -> Candidate | None:
+    dim = catalog.dimensions[skeleton.dimension]
+    profile = profiles[dim.id]
+    metric = catalog.metrics[skeleton.metric]
+    where: list[str] = []
+    slice_: dict = {}
+    window = None
+    encoding = time[1].encoding if time else "timestamp"
+    if time:
+        spans = windows(time[1])
+        # rankings, breakdowns and trends read a longer span, so that every group or month holds rows
+        long = analysis_type in ("ranking", "decomposition", "trend_analysis", "comparison", "significance_testing")
+        pool = [w for w in spans if w.months >= (6 if long else 3)]
+        if analysis_type in ("ranking", "significance_testing"):
+            # whole years where there are: a test or a ranking of groups needs rows in every group
+            pool = [w for w in pool if w.months >= 12] or pool
+        if analysis_type == "trend_analysis":
+            pool = [w for w in pool if w.months >= 6]
+            if not pool:
+                return None
+        pool = pool or spans
+        if probe is not None:
+            # a task that reads one slice (or a pair) needs a window where the rule changes a slice it can read
+            values = _readable_values(skeleton, dim, profile, catalog) if analysis_type in SLICED else None
+            pool = [w for w in pool if probe.changed(_months(w), values)]
+            if not pool:
+                return None
+        if pool:
+            window = rng.choice(pool)
+            where += window_predicates(time[0].column, window, encoding, dialect)
+            slice_["window"] = {"start": window.start.isoformat(), "end": window.end.isoformat(),
+                                "label": window.label}
+
+    if probe is not None and not time and not probe.changed():
+        return None
+
+    def make(shape: str, group_by=(), k=None, min_rows=None, **extra) -> Candidate:
+        return Candidate(skeleton, analysis_type, where, list(group_by), shape, k, min_rows, slice_, window,
+                         encoding=encoding, **extra)
+
+    if analysis_type == "trend_analysis":
+        if dim.kind != "temporal":
+            return None
+        return make("series", period=period_expression(dim.column, encoding, dialect))
+    if analysis_type == "ranking":
+        if dim.kind == "temporal" or profile.distinct < 3:
+            return None
+        slice_["min_group_rows"] = MIN_GROUP_ROWS
+        return make("ranking", [dim.column], 5 if profile.distinct > 6 else 3, MIN_GROUP_ROWS)
+    if analysis_type == "decomposition":
+        if dim.kind == "temporal" or not 2 <= profile.distinct <= MAX_BREAKDOWN_GROUPS:
+            return None
+        return make("grouped", [dim.column])
+    if analysis_type in ("comparison", "significance_testing"):
+        if dim.kind == "temporal":
+            return None
+        if analysis_type == "significance_testing" and not _is_avg(metric.value):
+            return None
+        pair = _pair(skeleton, dim, profile, catalog, rng, _per_value(probe.changed if probe else None, window),
+                     _per_value(probe.has_value if probe else None, window))
+        if pair is None:
+            return None
+        where.append(exp.In(this=exp.column(dim.column), expressions=[literal(v) for v in pair]).sql(dialect))
+        slice_["groups"] = list(pair)
+        return make("stats" if analysis_type == "significance_testing" else "grouped", [dim.column])
+    # point query, threshold crossing, counterfactual: one value of one slice
+    if dim.kind != "temporal":
+        value = _slice_value(skeleton, dim, profile, catalog, rng,
+                             _per_value(probe.changed if probe else None, window))
+        if value is None:
+            return None
+        where.append(equals(dim.column, value, dialect))
+        slice_[dim.column] = value
+    if analysis_type == "counterfactual":
+        if not skeleton.rules:
+            return None
+        withdrawn = rng.choice(skeleton.rules)
+        slice_["withdrawn_rule"] = withdrawn
+        return make("value", gold_rules=tuple(r for r in skeleton.rules if r != withdrawn),
+                    base_rules=skeleton.rules)
+    return make("value")
+
+
+def plausible_types(skeleton: Skeleton, catalog: Catalog, cardinality: dict[str, int]) -> int:
+    """How many of a skeleton's analysis types can make a candidate at all (what a target counts)."""
+    distinct = cardinality.get(skeleton.dimension, 0)
+    temporal = skeleton.dimension_kind == "temporal"
+    possible = {
+        "counterfactual": bool(skeleton.rules),
+        "significance_testing": not temporal and distinct >= 2 and _is_avg(catalog.metrics[skeleton.metric].value),
+        "comparison": not temporal and distinct >= 2,
+        "ranking": not temporal and distinct >= 3,
+        "decomposition": not temporal and 2 <= distinct <= MAX_BREAKDOWN_GROUPS,
+    }
+    return sum(1 for t in skeleton.analysis_types if possible.get(t, True))
+
+
+def _is_avg(value: str) -> bool:
+    import sqlglot
+
+    try:
+        tree = sqlglot.parse_one(value)
+    except sqlglot.errors.ParseError:
+        return False
+    return isinstance(tree, exp.Avg)
+
+
+def _frequent(profile: DimensionProfile, fact_rows: int = 0) -> list:
+    """Up to 8 slice values worth a task: values of many rows, or whose share of a small lookup table
+    stands for many of the metric's rows (`fact_rows`: Berka's eight regions live in a 77-row district
+    table, yet each holds thousands of transactions)."""
+    total = sum(n for _, n in profile.top_values) if profile.distinct <= len(profile.top_values) else 0
+    return [v for v, n in profile.top_values
+            if n >= MIN_SLICE_ROWS or (total and n / total * fact_rows >= MIN_SLICE_ROWS)][:8]
+
+
+def _fact_rows(skeleton: Skeleton, catalog: Catalog) -> int:
+    """Rows of the metric's largest table, as profiled (0 when not known)."""
+    dims = catalog.dimensions_of(catalog.metrics[skeleton.metric])
+    return max((catalog.dimension_weight.get(d.id, 0) for d in dims), default=0)
+
+
+SLICED = ("point_query", "threshold_crossing", "counterfactual", "comparison", "significance_testing")
+
+
+def _readable_values(skeleton, dim, profile, catalog) -> list | None:
+    """The slice values a sliced task may read: the value a conditional rule names, or frequent ones."""
+    if dim.kind == "temporal":
+        return None
+    named = _named_value(skeleton, dim, catalog)
+    return [named] if named is not None else _frequent(profile, _fact_rows(skeleton, catalog))
+
+
+def _named_value(skeleton, dim, catalog):
+    """The value of this dimension that a rule of the skeleton is conditional on (its first such rule)."""
+    return next((catalog.rules[r].applies_when[dim.column] for r in skeleton.rules
+                 if dim.column in catalog.rules[r].applies_when), None)
+
+
+def _months(window: Window) -> set[tuple[int, int]]:
+    out, y, m = set(), window.start.year, window.start.month
+    while (y, m) < (window.end.year, window.end.month):
+        out.add((y, m))
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
+def _per_value(check, window: Window | None):
+    """A test of one slice value in the window: `check` is a Probe method (changed, has_value); without a
+    probe (None), every value passes."""
+    if check is None:
+        return lambda value: True
+    months = _months(window) if window else None
+    return lambda value: check(months, [value])
+
+
+def _slice_value(skeleton, dim, profile, catalog, rng, changes):
+    # a rule conditional on this dimension is tested on the value it names
+    wanted = _named_value(skeleton, dim, catalog)
+    if wanted is not None:
+        return wanted if changes(wanted) else None
+    frequent = _frequent(profile, _fact_rows(skeleton, catalog))
+    frequent = [v for v in frequent if changes(v)]
+    return rng.choice(frequent) if frequent else None
+
+
+def _pair(skeleton, dim, profile, catalog, rng, changes, has_value) -> tuple | None:
+    frequent = _frequent(profile, _fact_rows(skeleton, catalog))
+    first = _named_value(skeleton, dim, catalog)
+    if first is None:
+        changed = [v for v in frequent if changes(v)]  # the rule must change one of the two groups
+        if len(frequent) < 2 or not changed:
+            return None
+        first = rng.choice(changed)
+    others = [v for v in frequent if v != first and has_value(v)]
+    if not others:
+        return None
+    return (first, rng.choice(others))

@@ -1,0 +1,108 @@
+"""Stage 7: questions phrased backward from the answers — the deterministic template phraser.
+
+A question names the metric, the slice and the window as a stakeholder would; it never names a
+table, a column or the document that governs the answer.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from dptool.generate.instantiate import Candidate
+from dptool.project.catalog import Catalog
+
+
+def plural(noun: str) -> str:
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def spoken(value) -> str:
+    """A data value as a person would write it (snake_case categories become words)."""
+    return str(value).replace("_", " ")
+
+
+def format_number(value: float, fmt: str, unit: str) -> str:
+    """A number as a question states it, exactly: a threshold must read as the value it is."""
+    exact = Decimal(repr(value))
+    if fmt == "percent":
+        return f"{_plain(exact * 100)}%"
+    if fmt == "currency":
+        text = format(exact, ",f") if -exact.as_tuple().exponent > 2 else f"{exact:,.2f}"
+        return f"R$ {text}" if unit == "BRL" else f"{text} {unit}".strip()
+    return f"{_plain(exact)} {unit}".strip()
+
+
+def _plain(d: Decimal) -> str:
+    # no exponent, no trailing zeros: 8.0 -> "8", 12.345650 -> "12.34565"
+    text = format(d.normalize(), "f")
+    return text
+
+
+def answer_hint(fmt: str, unit: str) -> str:
+    if fmt == "percent":
+        return "Give the answer as a percentage."
+    if unit:
+        return f"Give the answer in {unit}."
+    return ""
+
+
+def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
+    """The question of a task, from its candidate and its computed answer."""
+    metric = catalog.metrics[c.metric]
+    dim = catalog.dimensions[c.skeleton.dimension]
+    window = f"in {c.window.label}" if c.window else "over the whole history"
+    subject = f"our {metric.label}"
+    condition = ""
+    if c.dimension_column in c.slice:
+        condition = f" for {dim.label} {spoken(c.slice[c.dimension_column])}"
+    hint = answer_hint(metric.format, metric.unit)
+    if c.analysis_type == "point_query":
+        text = f"What was {subject}{condition} {window}? {hint}"
+    elif c.analysis_type == "ranking":
+        text = (f"Among {plural(dim.label)} with at least {c.min_rows} {metric.grain} {window}, which {c.k} had "
+                f"the highest {metric.label}? List them from highest to lowest with the value of each.")
+    elif c.analysis_type == "trend_analysis":
+        text = (f"How did {subject} develop month by month {window}? Say whether it was increasing, decreasing "
+                "or flat, give the total change from the first to the last month in percent, and the month of "
+                "its peak.")
+    elif c.analysis_type == "comparison":
+        a, b = (spoken(g) for g in c.slice["groups"])
+        text = (f"{window[0].upper() + window[1:]}, which had the higher {metric.label}: {dim.label} {a} or "
+                f"{dim.label} {b}? Give the value of each.")
+    elif c.analysis_type == "significance_testing":
+        a, b = (spoken(g) for g in c.slice["groups"])
+        text = (f"{window[0].upper() + window[1:]}, is the difference in {metric.label} between {dim.label} {a} "
+                f"and {dim.label} {b} statistically significant at the 5% level? Use a two-tailed Welch's t-test "
+                f"over the individual {metric.grain} and give the p-value.")
+    elif c.analysis_type == "decomposition":
+        text = (f"Break down {subject} by {dim.label} {window}: give the value for every {dim.label}. "
+                f"{hint}")
+    elif c.analysis_type == "counterfactual":
+        withdrawn = catalog.rules[c.slice["withdrawn_rule"]]
+        text = (f"Suppose the policy \"{withdrawn.title}\" had never been adopted, with every other policy still "
+                f"in force: what would {subject}{condition} have been {window}? {hint}")
+    elif c.analysis_type == "threshold_crossing":
+        threshold = format_number(task["gold"]["threshold"], metric.format, metric.unit)
+        text = (f"Did {subject}{condition} {window} exceed {threshold}? "
+                "Answer PASS if it did, FAIL if not, with the value.")
+    else:
+        raise ValueError(f"no template for {c.analysis_type!r}")
+    return " ".join((text + scope(c, catalog)).split())
+
+
+def scope(c: Candidate, catalog: Catalog) -> str:
+    """Which of the metric's policies the answer applies, when not all of them: without it, two tasks
+    on one metric and slice under different rule subsets would ask the same question with different golds.
+    A task under all of them says nothing: finding and applying them is the test."""
+    governing = [r.id for r in catalog.rules_of(c.metric)]
+    applied = list(c.skeleton.rules)
+    if c.analysis_type == "counterfactual" or sorted(applied) == sorted(governing):
+        return ""
+    if not applied:
+        return " Use the metric as the catalog defines it, before any policy adjusts it."
+    titles = " and ".join(f'"{catalog.rules[r].title}"' for r in applied)
+    return f" Of the policies that adjust this metric, apply only {titles}."

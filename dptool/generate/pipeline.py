@@ -1,0 +1,329 @@
+"""`dptool generate`: manifest -> catalog -> graph -> skeletons -> candidates -> dbt -> tasks -> bundle."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+
+import click
+
+from dptool import __version__
+from dptool.generate.enrich import NotScorable, answer
+from dptool.generate.export import card, write_bundle
+from dptool.generate.graph import build_graph, graph_stats, graph_to_json
+from dptool.generate.instantiate import instantiate, plausible_types
+from dptool.generate.knowledge import knowledge_tasks
+from dptool.generate.materialize import GOLD_DIR, NO_EFFECT, Built, materialize, rows_differ, write_properties
+from dptool.generate.phrase import phrase
+from dptool.generate.probe import probe
+from dptool.generate.profile import profile_dimensions
+from dptool.generate.refresh import diff, markdown, read_tasks, task_key
+from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
+from dptool.generate.validate import duplicate_questions, validate
+from dptool.outdir import BUNDLE, check_replaceable
+from dptool.project.catalog import Catalog
+from dptool.project.dbt import DbtProject, dbt_version
+from dptool.project.prepare import prepare_catalog
+from dptool.project.warehouse import Warehouse
+from dptool.sql import dialect_of, pretty, relation_key, rename_relations, variant_queries
+
+
+@dataclass
+class GenerateResult:
+    bundle: Path
+    tasks: list[dict]
+    timings: dict[str, float] = field(default_factory=dict)
+    dropped: dict[str, str] = field(default_factory=dict)
+    rejected: Counter = field(default_factory=Counter)
+    review: object | None = None  # dptool.generate.judge.Review when an LLM phrased and judged
+    llm_usage: dict[str, object] = field(default_factory=dict)  # stage -> dptool.llm.client.Usage
+    dbt_seconds: float = 0.0  # of the stages' time, spent inside dbt's runner
+
+
+class Stages:
+    """Times each stage and says what it is doing."""
+
+    def __init__(self, echo: Callable[[str], None]):
+        self.echo = echo
+        self.timings: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name: str, what: str) -> Iterator[None]:
+        self.echo(f"[{name}] {what}")
+        start = time.perf_counter()
+        yield
+        self.timings[name] = round(time.perf_counter() - start, 3)
+
+
+SQL_TYPES = ("point_query", "trend_analysis", "comparison", "ranking", "significance_testing", "threshold_crossing",
+             "counterfactual", "decomposition")
+AUGMENT_ROUNDS = 3
+
+
+@dataclass
+class Round:
+    """What one materialize round kept: tasks, their candidates and gold rows."""
+
+    tasks: list[dict] = field(default_factory=list)
+    candidates: list = field(default_factory=list)
+    gold_rows: dict[str, list] = field(default_factory=dict)
+    dropped: dict[str, str] = field(default_factory=dict)
+    rejected: Counter = field(default_factory=Counter)
+    reasons: dict[str, str] = field(default_factory=dict)  # task key -> why its candidate was dropped
+
+
+def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target_tasks: int = 60,
+             min_per_type: int = 10, profiles_dir: str | None = None, dbt_target: str | None = None,
+             refresh: str | Path | None = None, echo: Callable[[str], None] = click.echo,
+             progress: bool = True, rules_dir: str | Path | None = None, llm=None) -> GenerateResult:
+    """Generate a benchmark bundle from a dbt project whose data is built (`dbt build` has run).
+
+    With `refresh`, the earlier bundle there is compared with the new one: refresh.md and refresh.json
+    in the new bundle say which golds changed, which tasks were dropped and why, which were added.
+    With `llm` (a `dptool.llm.client.LLM`), questions are phrased by the model, judged on DI-Bench's eight
+    dimensions and rewritten once where only the phrasing failed; without it, templates and stage 1.
+    """
+    out = check_replaceable(out, BUNDLE)  # before any work: a user's folder is refused, an unwritable one too
+    stage = Stages(echo)
+    old_tasks = read_tasks(refresh) if refresh else None
+    if llm is not None:
+        with stage("llm", f"{llm.name} at {llm.host}: phrase, judge and rewrite"):
+            llm.ensure_model()
+    with stage("load", "reading target/manifest.json"):
+        project = DbtProject(project_dir, profiles_dir, dbt_target)
+        manifest = project.load_manifest()
+        catalog = prepare_catalog(project, manifest, rules_dir=rules_dir, echo=echo)  # + semantic-layer models
+        connection = project.connection()
+        dialect = dialect_of(connection.adapter_type)
+    with stage("graph", f"{len(catalog.metrics)} metrics, {len(catalog.rules)} rules, {len(catalog.tables)} tables"):
+        graph = build_graph(catalog)
+    reviewer = None
+    if llm is not None:
+        from dptool.generate.judge import Reviewer
+
+        reviewer = Reviewer(llm, catalog)
+    with stage("sample", "profiling dimensions and selecting task skeletons"):
+        with Warehouse.of(connection) as wh:
+            profiles = profile_dimensions(catalog, wh)
+        cardinality = {k: p.distinct for k, p in profiles.items()}
+        catalog.dimension_weight = {k: sum(n for *_, n in p.months) or sum(n for _, n in p.top_values)
+                                    for k, p in profiles.items()}
+        pool = enumerate_skeletons(catalog)
+        # the target is shared equally by the domains: one domain's many rule subsets must not crowd out
+        # another's (each domain is its own connected part of the graph, so MMR runs per domain)
+        share = -(-target_tasks // max(1, len(catalog.domains)))
+
+        def planned(s):  # a target counts candidates: types a skeleton cannot make do not count
+            return plausible_types(s, catalog, cardinality)
+
+        skeletons = [s for d in catalog.domains for s, _ in select_skeletons(
+            [s for s in pool if catalog.metrics[s.metric].domain == d], catalog.subset(d), cardinality, share,
+            planned)]
+    probes: dict = {}
+
+    def probe_more(more: list) -> None:
+        fresh = [s for s in more if s.rules and s.id not in probes]
+        probes.update(probe(project, fresh, catalog, profiles, connection, dialect))
+
+    with stage("probe", f"where the rules of {sum(1 for s in skeletons if s.rules)} skeletons change their metric"):
+        probe_more(skeletons)
+    with stage("instantiate", f"{len(skeletons)} skeletons"):
+        candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes)
+    with stage("materialize", f"dbt run of {len(candidates)} gold models"):
+        done = _round(project, candidates, [], catalog, connection, dialect, progress, reviewer)
+    with stage("augment", f"raising every analysis type to {min_per_type} per domain"):
+        used = {(c.skeleton.id, c.analysis_type) for c in candidates}
+        next_id = len(candidates) + 1
+        for _ in range(AUGMENT_ROUNDS):
+            extra = _augmentation(done.tasks, pool, used, catalog, profiles, cardinality, seed, dialect,
+                                  min_per_type, next_id, probes, probe_more)
+            if not extra:
+                break
+            next_id += len(extra)
+            used |= {(c.skeleton.id, c.analysis_type) for c in extra}
+            more = _round(project, extra, done.candidates, catalog, connection, dialect, progress, reviewer)
+            done.tasks += more.tasks
+            done.candidates += more.candidates
+            done.gold_rows.update(more.gold_rows)
+            done.dropped.update(more.dropped)
+            done.rejected.update(more.rejected)
+            done.reasons.update(more.reasons)
+        _drop_duplicates(done, project)
+    with stage("knowledge", "tasks from the rule documents and the metric catalog"):
+        known = knowledge_tasks(catalog)
+        for i, task in enumerate(known, start=1):
+            task["task_id"] = f"k_{i:04d}"
+        known, rejected = reviewer(known) if reviewer else validate(known, catalog)
+        done.rejected.update(rejected)
+        tasks = sorted(known + done.tasks, key=lambda t: t["task_id"])
+        write_properties(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
+                         {t["task_id"]: t["question"] for t in tasks})
+    with stage("export", "writing the bundle"):
+        versions = {"dptool": __version__, "dbt-core": dbt_version(), "duckdb": version("duckdb"),
+                    "sqlglot": version("sqlglot")}
+        llm_card = None
+        extra = {}
+        if reviewer is not None:
+            from dptool.generate.judge import review_jsonl
+
+            llm_card = {"model": llm.name, "prompts": {n: p.label for n, p in reviewer.prompts.items()},
+                        "usage": llm.usage, "review": reviewer.review}
+            extra["judge.jsonl"] = review_jsonl(reviewer.review)
+        text = card(catalog=catalog, tasks=tasks, rejected=done.rejected, dropped=len(done.dropped),
+                    graph_stats=graph_stats(graph), seed=seed, versions=versions,
+                    domain_graphs={d: graph_stats(build_graph(catalog.subset(d))) for d in catalog.domains},
+                    llm=llm_card)
+        if old_tasks is not None:
+            changes = diff(old_tasks, tasks, done.reasons)
+            extra.update({"refresh.json": json.dumps(changes, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
+                          "refresh.md": markdown(changes, str(refresh))})
+        bundle = write_bundle(Path(out), catalog=catalog, source_db=connection, tasks=tasks,
+                              gold_rows=done.gold_rows, graph_json=graph_to_json(graph), card=text, extra_files=extra)
+    return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
+                          reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
+                          dbt_seconds=round(project.dbt_seconds, 3))
+
+
+def _round(project, candidates, keep, catalog, connection, dialect, progress, reviewer=None) -> Round:
+    """Materialize candidates with dbt, answer, phrase and validate them; drop every failure's model.
+
+    With a reviewer (`dptool.generate.judge.Reviewer`), the LLM phrases, stage 1 and the judge validate.
+    """
+    out = Round()
+    # `dbt run`, not build: the rule test compares the rows that are read back here anyway (rows_differ),
+    # and skipping it saves a dbt node per rule task; the test stays declared for the user's `dbt build`
+    with click.progressbar(length=len(candidates), label="  dbt", file=None if progress else _Null()) as bar:
+        built, out.dropped = materialize(project, candidates, catalog, keep, on_node_done=lambda: bar.update(1),
+                                         run_tests=False)
+    tasks = []
+    with Warehouse.of(connection) as wh:
+        mapping = {relation_key(t.relation_name, dialect): (t.domain, t.name) for t in catalog.tables.values()}
+        for b in built:
+            try:
+                task, rows = _task(b, catalog, wh, mapping, dialect)
+            except NoEffect:
+                out.dropped[b.candidate.task_id] = NO_EFFECT
+                continue
+            except NotScorable as exc:
+                out.dropped[b.candidate.task_id] = f"not scorable: {exc}"
+                continue
+            tasks.append(task)
+            out.gold_rows[task["task_id"]] = rows
+    by_id = {b.candidate.task_id: b.candidate for b in built}
+    for task in tasks:
+        task["question"] = phrase(by_id[task["task_id"]], task, catalog)
+    out.tasks, out.rejected = reviewer(tasks) if reviewer else validate(tasks, catalog)
+    kept_ids = {t["task_id"] for t in out.tasks}
+    for task_id in by_id.keys() - kept_ids:  # unscorable or rejected: its model leaves the project
+        (project.project_dir / GOLD_DIR / f"{task_id}.sql").unlink(missing_ok=True)
+    out.candidates = [by_id[i] for i in sorted(kept_ids)]
+    rejected_ids = by_id.keys() - kept_ids
+    for c in candidates:
+        if c.task_id in out.dropped or c.task_id in rejected_ids:
+            reason = out.dropped.get(c.task_id) or (reviewer.reasons.get(c.task_id) if reviewer else None) \
+                or "rejected by a stage-1 check"
+            out.reasons[task_key(c.analysis_type, c.metric, c.skeleton.rules, c.dimension_column, c.slice)] = reason
+    write_properties(project, [*keep, *out.candidates], catalog, tests=False)  # the last write declares them
+    return out
+
+
+def _drop_duplicates(done: Round, project: DbtProject) -> None:
+    """No two tasks may ask the same question (dptool.generate.validate.duplicate_questions); their models go."""
+    drop = duplicate_questions(done.tasks)
+    done.rejected["duplicate_question"] += len(drop)
+    for c in done.candidates:
+        if c.task_id in drop:
+            done.reasons[task_key(c.analysis_type, c.metric, c.skeleton.rules, c.dimension_column, c.slice)] = \
+                "another task asks the same question"
+            (project.project_dir / GOLD_DIR / f"{c.task_id}.sql").unlink(missing_ok=True)
+            done.gold_rows.pop(c.task_id, None)
+    done.tasks = [t for t in done.tasks if t["task_id"] not in drop]
+    done.candidates = [c for c in done.candidates if c.task_id not in drop]
+
+
+def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, first_id,
+                  probes, probe_more):
+    """Candidates from unused skeletons for every (domain, analysis type) below the minimum."""
+    have = Counter((t["domain"], t["analysis_type"]) for t in tasks)
+    ranked = sorted(pool, key=lambda s: (-quality(s, catalog, cardinality, Counter(), Counter()), s.id))
+    wanted = {}
+    for domain in catalog.domains:
+        for kind in SQL_TYPES:
+            missing = min_per_type - have[(domain, kind)]
+            if missing > 0:
+                options = [s for s in ranked if catalog.metrics[s.metric].domain == domain
+                           and kind in s.analysis_types and (s.id, kind) not in used]
+                wanted[(domain, kind)] = (missing, options)
+    # the probes of the options that may be used, in one dbt compile: twelve times what is missing per type
+    probe_more([s for missing, options in wanted.values() for s in options[: 12 * missing]])
+    extra = []
+    for (_domain, kind), (missing, options) in wanted.items():
+        # three times what is missing: some candidates still fail the rule test or have no scorable answer
+        made = instantiate(options[: 12 * missing], catalog, profiles, seed, dialect, types=(kind,),
+                           first_id=first_id + len(extra), probes=probes)
+        extra += made[: 3 * missing]
+    for i, c in enumerate(extra, start=first_id):
+        c.task_id = f"t_{i:04d}"
+    return extra
+
+
+def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str) -> tuple[dict, list]:
+    c = b.candidate
+    metric = catalog.metrics[c.metric]
+    columns, rows = wh.query(f"select * from {b.relation_name}")
+    if (c.rules or c.base_rules) and not rows_differ(columns, rows):
+        raise NoEffect()
+    result = answer(c, metric, columns, rows)
+    order_by = {"ranking": ["rank"], "series": ["period"]}.get(c.shape, list(c.group_by))
+    queries = variant_queries(b.compiled_sql, ["dptool_gold", "dptool_base"], order_by, dialect)
+    sqls = {v: pretty(rename_relations(queries[f"dptool_{v}"], mapping, copy=False), "duckdb")  # bundle's duckdb
+            for v in ("gold", "base")}
+    gold_rows = [tuple(r[1:]) for r in rows if r[0] == "gold"]
+    if order_by:
+        index = [columns.index(col) - 1 for col in order_by]
+        # NULLs last, as the SQL orders them: a NULL group (a missing code) is a group too
+        gold_rows.sort(key=lambda r: tuple((r[i] is None, r[i]) for i in index))
+    rules = c.skeleton.rules  # a counterfactual's withdrawn rule is part of the task too
+    rule_types = [catalog.rules[r].type for r in rules]
+    task = {
+        "task_id": c.task_id,
+        "domain": metric.domain,
+        "analysis_type": c.analysis_type,
+        "tier": "knowledge+analytics+rule" if rules else "knowledge+analytics",
+        "question": "",
+        "answer_format": result["answer_format"],
+        "gold": result["gold"],
+        "base": result["base"],
+        "tolerance": result["tolerance"],
+        "gold_sql": sqls["gold"],
+        "base_sql": sqls["base"],
+        "metric_ids": [c.metric, *metric.components],
+        "rule_ids": list(rules),
+        "rule_types": rule_types,
+        "dimension": c.dimension_column,
+        "slice": c.slice,
+        "subgraph_id": c.skeleton.id,
+        "dbt_node": b.unique_id,
+        # the arguments of the gold model: what `dptool ablate` and a rerun need to rebuild it
+        "spec": {"metric": c.metric, "rules": list(c.rules), "base_rules": list(c.base_rules), "where": c.where,
+                 "group_by": c.group_by, "shape": c.shape, "k": c.k, "min_rows": c.min_rows, "period": c.period},
+    }
+    return task, gold_rows
+
+
+class NoEffect(Exception):
+    """The gold model's rows equal its base's: the rule test would fail."""
+
+
+class _Null:
+    def write(self, _):
+        pass
+
+    def flush(self):
+        pass

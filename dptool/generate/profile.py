@@ -1,0 +1,76 @@
+"""What the data holds for each dimension: distinct count, frequent values, rows per month."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+import sqlglot
+from sqlglot import exp
+
+from dptool.errors import DptoolError
+from dptool.project.catalog import Catalog
+from dptool.project.warehouse import Warehouse
+
+TOP_VALUES = 25
+
+
+@dataclass(frozen=True)
+class DimensionProfile:
+    distinct: int
+    top_values: tuple[tuple[object, int], ...] = ()  # most frequent first, ties by value
+    months: tuple[tuple[int, int, int], ...] = field(default=())  # (year, month, rows) for temporal
+    # how a temporal column holds time: "timestamp" (or date), or "yymmdd" (an integer such as 970315,
+    # as in the Berka bank data)
+    encoding: str = ""
+
+
+def profile_dimensions(catalog: Catalog, warehouse: Warehouse) -> dict[str, DimensionProfile]:
+    """One profile per dimension id, from a few aggregate queries per dimension."""
+    dialect = warehouse.dialect
+    out = {}
+    for dim_id, dim in sorted(catalog.dimensions.items()):
+        table = sqlglot.to_table(catalog.tables[dim.table].relation_name, dialect=dialect)
+        col = exp.column(dim.column)
+        distinct_sql = exp.select(exp.func("count", exp.Distinct(expressions=[col]))).from_(table)
+        distinct = warehouse.query(distinct_sql.sql(dialect))[1][0][0]
+        not_null = col.copy().is_(exp.null()).not_()
+        if dim.kind == "temporal":
+            encoding = _encoding(warehouse, table, col, not_null, f"{catalog.tables[dim.table].name}.{dim.column}")
+            year, month = _year_month(col, encoding)
+            sql = (exp.select(year.as_("y"), month.as_("m"), exp.func("count", exp.Star()).as_("n"))
+                   .from_(table).where(not_null).group_by(exp.column("y"), exp.column("m"))
+                   .order_by(exp.column("y"), exp.column("m")))
+            rows = warehouse.query(sql.sql(dialect))[1]
+            out[dim_id] = DimensionProfile(distinct, months=tuple((int(y), int(m), int(n)) for y, m, n in rows),
+                                           encoding=encoding)
+        else:
+            n = exp.func("count", exp.Star())
+            sql = (exp.select(col.copy(), n.as_("n")).from_(table).where(not_null)
+                   .group_by(col.copy()).order_by(exp.Ordered(this=exp.column("n"), desc=True), col.copy())
+                   .limit(TOP_VALUES))
+            rows = warehouse.query(sql.sql(dialect))[1]
+            out[dim_id] = DimensionProfile(distinct, top_values=tuple((v, int(c)) for v, c in rows))
+    return out
+
+
+def _encoding(warehouse: Warehouse, table, col, not_null, name: str) -> str:
+    rows = warehouse.query(exp.select(col.copy()).from_(table).where(not_null).limit(1).sql(warehouse.dialect))[1]
+    sample = rows[0][0] if rows else None
+    if sample is None or isinstance(sample, datetime | date):
+        return "timestamp"
+    if isinstance(sample, int) and 0 <= sample <= 991231:
+        return "yymmdd"
+    raise DptoolError(f"{name}: a temporal dimension must hold timestamps, dates or YYMMDD integers, not {sample!r}")
+
+
+def _year_month(col: exp.Expression, encoding: str) -> tuple[exp.Expression, exp.Expression]:
+    if encoding == "yymmdd":
+        # Berka's dates: 19YY, as in the data's own documentation
+        year = exp.Add(this=exp.Floor(this=exp.Div(this=col.copy(), expression=exp.Literal.number(10000))),
+                       expression=exp.Literal.number(1900))
+        month = exp.Mod(this=exp.Floor(this=exp.Div(this=col.copy(), expression=exp.Literal.number(100))),
+                        expression=exp.Literal.number(100))
+        return year, month
+    return (exp.Extract(this=exp.var("year"), expression=col.copy()),
+            exp.Extract(this=exp.var("month"), expression=col.copy()))

@@ -1,0 +1,95 @@
+"""Stage 8, stage 1 of DI-Bench's validation: programmatic filters, every one named in the card."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+from dptool.answers import compare
+from dptool.project.catalog import Catalog
+
+CHECKS = ("identifier_leakage", "too_short", "datetime_as_category", "no_scorable_answer", "rule_without_effect")
+MIN_QUESTION_CHARS = 20
+
+
+def identifiers(catalog: Catalog) -> set[str]:
+    """Names an agent must not be handed: tables, columns and metric ids written as code."""
+    names = {t.name for t in catalog.tables.values()}
+    names |= {c for t in catalog.tables.values() for c in t.columns}
+    names |= set(catalog.metrics) | {f"rule__{r}" for r in catalog.rules}
+    return {n.lower() for n in names if "_" in n or "." in n}
+
+
+def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
+    """The stage-1 checks a task fails (empty when it passes)."""
+    found = []
+    tables = {t.name.lower() for t in catalog.tables.values()}
+    question = task.get("question") or ""
+    words = set(re.findall(r"[a-z0-9_]+", question.lower()))
+    # `table.column` is code even when neither name has an underscore
+    dotted = {m.group(1) for m in re.finditer(r"\b([a-z0-9_]+)\.[a-z0-9_]+", question.lower())}
+    if words & banned or "dptool" in words or dotted & tables:
+        found.append("identifier_leakage")
+    if len(question.strip()) < MIN_QUESTION_CHARS:
+        found.append("too_short")
+    dims = {d.column: d.kind for d in catalog.dimensions.values()}
+    # a time column used as a category: grouped by, or sliced on one of its values
+    sliced = task.get("dimension") in (task.get("slice") or {})
+    grouped = task["analysis_type"] in ("ranking", "comparison", "significance_testing", "decomposition")
+    if dims.get(task.get("dimension")) == "temporal" and (grouped or sliced):
+        found.append("datetime_as_category")
+    if not _scorable(task.get("gold"), (task.get("answer_format") or {}).get("type")):
+        found.append("no_scorable_answer")
+    # a rule task whose base answer would score as correct does not test the rule: the same comparator
+    # as the scorer's decides, under the task's own tolerance
+    if task.get("rule_ids") and task.get("base") is not None and \
+            (task.get("gold") == task.get("base") or compare(task, task["base"]).correct):
+        found.append("rule_without_effect")
+    return found
+
+
+REQUIRED_KEYS = {
+    "value": ("value",),
+    "threshold": ("value", "threshold", "result"),
+    "trend": ("direction", "total_change_pct", "peak_period"),
+    "comparison": ("group_a", "group_b", "value_a", "value_b", "higher"),
+    "significance": ("significant", "p_value", "test_name"),
+}
+
+
+def _scorable(gold, kind: str | None) -> bool:
+    if kind == "knowledge":
+        return isinstance(gold, dict) and len(gold.get("passage") or "") > 10 and bool(gold.get("facts"))
+    if kind in ("ranking", "breakdown"):
+        return isinstance(gold, list) and bool(gold) and all(isinstance(g, dict) and "value" in g for g in gold) \
+            and any(g["value"] is not None for g in gold)
+    keys = REQUIRED_KEYS.get(kind or "value", ("value",))
+    return isinstance(gold, dict) and all(gold.get(k) is not None for k in keys)
+
+
+def validate(tasks: list[dict], catalog: Catalog) -> tuple[list[dict], Counter]:
+    """Tasks that pass every check, and how many tasks each check rejected."""
+    banned = identifiers(catalog)
+    kept, rejected = [], Counter({c: 0 for c in CHECKS})
+    for task in tasks:
+        failed = issues(task, catalog, banned)
+        rejected.update(failed)
+        if not failed:
+            kept.append(task)
+    return kept, rejected
+
+
+def duplicate_questions(tasks: list[dict]) -> set[str]:
+    """Task ids to drop so that no two tasks ask the same question: of equal questions with the same
+    gold, all but the first; with different golds, all (an agent could not tell which is meant)."""
+    groups: dict[str, list[dict]] = {}
+    for task in sorted(tasks, key=lambda t: t["task_id"]):
+        key = " ".join(task["question"].lower().split())
+        groups.setdefault(key, []).append(task)
+    drop = set()
+    for same in groups.values():
+        if len(same) > 1:
+            golds = {json.dumps(t["gold"], sort_keys=True, default=str) for t in same}
+            drop |= {t["task_id"] for t in (same[1:] if len(golds) == 1 else same)}
+    return drop

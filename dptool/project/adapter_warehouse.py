@@ -1,0 +1,146 @@
+"""The data of a target that is not a DuckDB file, read through its dbt adapter (dptool.project.dbt.AdapterSession).
+
+`AdapterWarehouse` answers the same `query` as the DuckDB `Warehouse` (profiling dimensions, reading gold
+rows); `export_from_adapter` copies the agent-visible tables into the bundle's DuckDB file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+from dptool.errors import DptoolError
+from dptool.project.dbt import AdapterSession, Connection, DbtProject
+from dptool.sql import dialect_of
+
+BATCH_ROWS = 2000  # rows per INSERT when copying a table into DuckDB
+
+
+class AdapterWarehouse:
+    """The project's target, queried through dbt's adapter; numbers come back as Python floats and ints."""
+
+    def __init__(self, project: DbtProject):
+        self.session = AdapterSession(project)
+        self.dialect = dialect_of(self.session.adapter_type)
+        self.path = self.session.where  # what an error message names
+
+    @classmethod
+    def of(cls, connection: Connection) -> AdapterWarehouse:
+        if connection.project is None:
+            raise DptoolError(f"target type {connection.adapter_type!r}: no dbt project to reach it through")
+        return cls(connection.project)
+
+    def query(self, sql: str) -> tuple[list[str], list[tuple]]:
+        """Run one query; return its column names and rows (decimals as floats, as DuckDB gives doubles)."""
+        names, _, rows = self.session.query(sql)
+        return names, [tuple(_plain(v) for v in row) for row in rows]
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> AdapterWarehouse:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _plain(value):
+    """A value as dptool reads it from DuckDB: decimals as floats, and a timestamp with a time zone as the
+    session's wall-clock time (PostgreSQL's date_trunc of a date gives one; DuckDB's gives a plain one)."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.replace(tzinfo=None)
+    return value
+
+
+def export_from_adapter(connection: Connection, tables: list[tuple[str, str, str]], dest: str | Path) -> None:
+    """Copy tables from the target into a new DuckDB file: (relation_name in the target, schema, name) each.
+
+    Column types come from the values (numbers with decimals become DOUBLE and timestamps with a time zone
+    plain TIMESTAMP, as the gold rows read through the adapter do), or from the adapter's type name for a
+    column that holds only NULLs. Rows are written
+    in a total order, so that a rerun writes the same file content.
+    """
+    dest = Path(dest)
+    if dest.exists():
+        dest.unlink()
+    with AdapterWarehouse.of(connection) as wh:
+        con = duckdb.connect(str(dest))
+        try:
+            for relation_name, schema, name in tables:
+                source = sqlglot.to_table(relation_name, dialect=wh.dialect)
+                names, types, rows = wh.session.query(exp.select("*").from_(source).sql(wh.dialect))
+                if not names:
+                    raise DptoolError(f"{relation_name}: the table has no columns")
+                columns = [_duckdb_type(types[i], [r[i] for r in rows]) for i in range(len(names))]
+                _write(con, schema, name, names, columns, [tuple(_plain(v) for v in row) for row in rows])
+            con.execute("checkpoint")
+        finally:
+            con.close()
+
+
+def _write(con, schema: str, name: str, names: list[str], types: list[str], rows: list[tuple]) -> None:
+    quoted_schema = exp.to_identifier(schema, quoted=True).sql("duckdb")
+    target = exp.table_(name, db=schema, quoted=True).sql("duckdb")
+    staging = exp.to_identifier(f"dptool_load_{name}", quoted=True).sql("duckdb")
+    cols = ", ".join(f"{exp.to_identifier(n, quoted=True).sql('duckdb')} {t}"
+                     for n, t in zip(names, types, strict=True))
+    con.execute(f"create schema if not exists {quoted_schema}")
+    con.execute(f"create temp table {staging} ({cols})")
+    marks = "(" + ", ".join("?" for _ in names) + ")"
+    for start in range(0, len(rows), BATCH_ROWS):
+        batch = rows[start:start + BATCH_ROWS]
+        values = [_insertable(v) for row in batch for v in row]
+        con.execute(f"insert into {staging} values " + ", ".join(marks for _ in batch), values)
+    con.execute(f"create table {target} as select * from {staging} order by all")
+    con.execute(f"drop table {staging}")
+
+
+def _insertable(value):
+    if isinstance(value, uuid.UUID | dict | list):
+        return str(value)
+    return value
+
+
+_BY_NAME = (  # fragments of an adapter's type name -> DuckDB type, for a column of NULLs only
+    (("BOOL",), "BOOLEAN"),
+    (("INT",), "BIGINT"),
+    (("DEC", "NUM", "FLOAT", "DOUBLE", "REAL"), "DOUBLE"),
+    (("DATETIME", "TIMESTAMP"), "TIMESTAMP"),
+    (("DATE",), "DATE"),
+)
+
+
+def _duckdb_type(type_name: str, values: list) -> str:
+    sample = next((v for v in values if v is not None), None)
+    if sample is None:
+        upper = (type_name or "").upper()
+        for fragments, duck in _BY_NAME:
+            if any(f in upper for f in fragments):
+                return duck
+        return "VARCHAR"
+    if isinstance(sample, bool):
+        return "BOOLEAN"
+    if isinstance(sample, int):
+        return "BIGINT" if all(v is None or -2**63 <= v < 2**63 for v in values) else "HUGEINT"
+    if isinstance(sample, float | Decimal):
+        return "DOUBLE"
+    if isinstance(sample, dt.datetime):
+        return "TIMESTAMP"  # with a time zone: the session's wall-clock time, as the gold rows read it
+    if isinstance(sample, dt.date):
+        return "DATE"
+    if isinstance(sample, dt.time):
+        return "TIME"
+    if isinstance(sample, dt.timedelta):
+        return "INTERVAL"
+    if isinstance(sample, bytes | bytearray | memoryview):
+        return "BLOB"
+    return "VARCHAR"

@@ -1,0 +1,451 @@
+"""Stage 1, load: the dbt manifest -> a typed catalog of tables, dimensions, joins, metrics and rules.
+
+Declarations live under `meta.dptool` of ordinary dbt nodes (DESIGN §2); this module is the only
+place that knows their shape. Every malformed declaration raises one DptoolError naming the file,
+the node and the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from dptool.errors import DptoolError
+from dptool.project import semantic
+
+DIMENSION_KINDS = ("temporal", "spatial", "categorical")
+RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
+METRIC_KEYS = ("label", "value", "unit", "format", "formula", "tier", "components", "grain")
+RULE_KEYS = ("title", "type", "effective_from", "applies_when", "modifies")
+METRIC_FORMATS = ("number", "percent", "currency")
+
+
+@dataclass(frozen=True)
+class Table:
+    unique_id: str
+    name: str  # the relation's identifier, as an agent sees it
+    domain: str
+    relation_name: str
+    description: str
+    columns: dict[str, str]  # name -> description
+
+
+@dataclass(frozen=True)
+class Dimension:
+    table: str  # Table.unique_id
+    column: str
+    kind: str
+    label: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.table}.{self.column}"
+
+
+@dataclass(frozen=True)
+class Join:
+    from_table: str
+    from_column: str
+    to_table: str
+    to_column: str
+
+
+@dataclass(frozen=True)
+class Metric:
+    id: str  # the metric model's name
+    unique_id: str
+    domain: str
+    label: str
+    value: str
+    unit: str
+    format: str
+    formula: str
+    tier: str
+    grain: str  # what one row is, plural: "reviews", "delivered orders"
+    description: str
+    components: tuple[str, ...]
+    tables: tuple[str, ...]  # Table.unique_id, reached through depends_on
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str  # without the rule__ prefix
+    unique_id: str
+    domain: str
+    title: str
+    type: str
+    effective_from: str
+    applies_when: dict[str, str]
+    modifies: tuple[str, ...]
+    document: str
+
+
+@dataclass
+class Catalog:
+    project: str
+    manifest_hash: str
+    tables: dict[str, Table] = field(default_factory=dict)
+    dimensions: dict[str, Dimension] = field(default_factory=dict)
+    joins: list[Join] = field(default_factory=list)
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    rules: dict[str, Rule] = field(default_factory=dict)
+    semantic: Any = None  # dptool.project.semantic.SemanticLayer: what the dbt semantic layer gave, and what it skipped
+
+    # rows behind each dimension (set once the data is profiled): when two tables under a metric have a
+    # dimension column of the same name (Berka's `date` on account, trans and loan), the metric model's
+    # column is taken to be the fact table's, the one with the most rows
+    dimension_weight: dict[str, int] = field(default_factory=dict)
+
+    def dimensions_of(self, metric: Metric) -> list[Dimension]:
+        """Dimensions on the metric's tables that the metric model exposes as columns, one per column name."""
+        found: dict[str, Dimension] = {}
+        for dim in sorted(self.dimensions.values(), key=lambda d: d.id):
+            if dim.table in metric.tables and dim.column in metric.columns:
+                best = found.get(dim.column)
+                if best is None or self.dimension_weight.get(dim.id, 0) > self.dimension_weight.get(best.id, 0):
+                    found[dim.column] = dim
+        return sorted(found.values(), key=lambda d: d.id)
+
+    def rules_of(self, metric_id: str) -> list[Rule]:
+        return sorted((r for r in self.rules.values() if metric_id in r.modifies), key=lambda r: r.id)
+
+    def subset(self, domain: str) -> Catalog:
+        """The part of the catalog that belongs to one domain."""
+        tables = {k: t for k, t in self.tables.items() if t.domain == domain}
+        return Catalog(
+            project=self.project,
+            manifest_hash=self.manifest_hash,
+            tables=tables,
+            dimensions={k: d for k, d in self.dimensions.items() if d.table in tables},
+            joins=[j for j in self.joins if j.from_table in tables and j.to_table in tables],
+            metrics={k: m for k, m in self.metrics.items() if m.domain == domain},
+            rules={k: r for k, r in self.rules.items() if r.domain == domain},
+        )
+
+    @property
+    def domains(self) -> list[str]:
+        return sorted({m.domain for m in self.metrics.values()})
+
+    def table_by_name(self, name: str) -> Table:
+        for table in self.tables.values():
+            if table.name == name:
+                return table
+        raise KeyError(name)
+
+
+def load_catalog(manifest: dict, manifest_path: str = "manifest.json",
+                 rule_documents: dict[str, str] | None = None) -> Catalog:
+    """Build the catalog from a parsed manifest.json.
+
+    Metrics come from models declaring `meta.dptool.metric` and from the dbt semantic layer
+    (dptool.project.semantic; a declaration wins over a semantic metric of the same name). `rule_documents`
+    maps a rule id to its document (markdown files of `--rules-dir`), for rule macros whose
+    description is empty.
+    """
+    project = manifest.get("metadata", {}).get("project_name") or ""
+    digest = hashlib.sha256(json.dumps(_hashed_part(manifest), sort_keys=True).encode()).hexdigest()
+    catalog = Catalog(project=project, manifest_hash=digest)
+    nodes = {**manifest.get("nodes", {}), **manifest.get("sources", {})}
+
+    for uid, node in sorted(nodes.items()):
+        if node.get("resource_type") in ("model", "seed", "source", "snapshot") and _dptool(node).get("table"):
+            _load_table(catalog, uid, node, project)
+    for _, node in sorted(nodes.items()):
+        if node.get("resource_type") == "test":
+            _load_join(catalog, node)
+    _extend_with_semantic_layer(catalog, manifest)
+    for uid, node in sorted(nodes.items()):
+        if node.get("resource_type") == "model" and "metric" in _dptool(node) and not semantic.is_generated(node):
+            _load_metric(catalog, uid, node, nodes, project)
+    docs = manifest.get("docs", {})
+    for uid, macro in sorted(manifest.get("macros", {}).items()):
+        if "rule" in _dptool(macro):
+            _load_rule(catalog, uid, macro, docs, rule_documents or {})
+    _check_references(catalog, manifest, manifest_path)
+    return catalog
+
+
+# What dptool reads of each resource: the hash changes when a declaration, a model's code or a
+# rule changes, and not when dbt merely ran (timestamps, compiled code, macros used at run time).
+_HASHED_KEYS = {
+    "nodes": ("resource_type", "name", "alias", "relation_name", "raw_code", "meta", "columns", "fqn",
+              "test_metadata", "original_file_path", "config"),
+    "sources": ("name", "identifier", "relation_name", "meta", "columns", "fqn"),
+    "macros": ("name", "macro_sql", "meta", "description"),
+    "docs": ("name", "block_contents"),
+    # the dbt semantic layer (hashed only where a project has one: other projects keep their hash)
+    "semantic_models": ("name", "model", "node_relation", "defaults", "entities", "dimensions", "measures",
+                        "primary_entity", "config"),
+    "metrics": ("name", "label", "type", "type_params", "filter", "meta", "config"),
+}
+
+
+def _hashed_part(manifest: dict) -> dict:
+    def ours(node: dict) -> bool:  # gold, semantic-layer and ablation models are dptool output, not input
+        path = node.get("original_file_path") or ""
+        return any(f"{folder}/" in path for folder in ("dptool_gold", "dptool_semantic", "dptool_ablation"))
+
+    def pick(node: dict, keys: tuple[str, ...]) -> dict:
+        picked = {k: node.get(k) for k in keys}
+        if "depends_on" in node:
+            picked["depends_on"] = sorted(node["depends_on"].get("nodes", []))
+        return picked
+
+    return {
+        section: {uid: pick(n, keys) for uid, n in sorted(manifest.get(section, {}).items()) if not ours(n)}
+        for section, keys in _HASHED_KEYS.items()
+        if section not in ("semantic_models", "metrics") or manifest.get(section)
+    }
+
+
+def _dptool(node: dict) -> dict:
+    meta = node.get("meta") or node.get("config", {}).get("meta") or {}
+    value = meta.get("dptool") or {}
+    return value if isinstance(value, dict) else {}
+
+
+def _where(node: dict) -> str:
+    path = node.get("patch_path") or node.get("original_file_path") or node.get("path") or "?"
+    return f"{path.split('://')[-1]}: {node.get('unique_id', '?')}"
+
+
+def _domain(node: dict, project: str) -> str:
+    explicit = _dptool(node).get("domain")
+    if explicit:
+        return str(explicit)
+    fqn = node.get("fqn") or []
+    # fqn = [project, folder..., name]: the first folder names the domain
+    return fqn[1] if len(fqn) > 2 else project
+
+
+def _load_table(catalog: Catalog, uid: str, node: dict, project: str) -> None:
+    name = node.get("alias") or node.get("identifier") or node["name"]
+    columns = {c: (v.get("description") or "") for c, v in (node.get("columns") or {}).items()}
+    relation = node.get("relation_name") or ""
+    if not relation:
+        raise DptoolError(f"{_where(node)}: meta.dptool.table is set on a node that has no relation (ephemeral?)")
+    table = Table(uid, name, _domain(node, project), relation, node.get("description") or "", columns)
+    catalog.tables[uid] = table
+    for col_name, col in sorted((node.get("columns") or {}).items()):
+        kind = _dptool(col).get("dimension")
+        if kind is None:
+            continue
+        if kind not in DIMENSION_KINDS:
+            raise DptoolError(
+                f"{_where(node)}: columns.{col_name}.meta.dptool.dimension is {kind!r}; "
+                f"expected one of {', '.join(DIMENSION_KINDS)}"
+            )
+        label = _dptool(col).get("label") or col_name.replace("_", " ")
+        dim = Dimension(uid, col_name, kind, label)
+        catalog.dimensions[dim.id] = dim
+
+
+def _load_join(catalog: Catalog, node: dict) -> None:
+    meta = node.get("test_metadata") or {}
+    if meta.get("name") != "relationships":
+        return
+    kwargs = meta.get("kwargs") or {}
+    depends = [d for d in node.get("depends_on", {}).get("nodes", []) if d in catalog.tables]
+    if len(depends) != 2:
+        return
+    child = node.get("attached_node") or depends[0]
+    parent = next((d for d in depends if d != child), None)
+    if child not in catalog.tables or parent is None:
+        return
+    join = Join(child, kwargs.get("column_name") or node.get("column_name") or "", parent, kwargs.get("field") or "")
+    if join not in catalog.joins:
+        catalog.joins.append(join)
+
+
+def _tables_below(uid: str, nodes: dict, tables: dict, seen: set[str] | None = None) -> set[str]:
+    seen = set() if seen is None else seen
+    found: set[str] = set()
+    for parent in nodes.get(uid, {}).get("depends_on", {}).get("nodes", []):
+        if parent in seen:
+            continue
+        seen.add(parent)
+        if parent in tables:
+            found.add(parent)
+        else:
+            found |= _tables_below(parent, nodes, tables, seen)
+    return found
+
+
+def _load_metric(catalog: Catalog, uid: str, node: dict, nodes: dict, project: str) -> None:
+    decl = _dptool(node)["metric"]
+    where = _where(node)
+    if not isinstance(decl, dict):
+        raise DptoolError(f"{where}: meta.dptool.metric must be a mapping with at least `value`")
+    unknown = sorted(set(decl) - set(METRIC_KEYS))
+    if unknown:
+        raise DptoolError(f"{where}: meta.dptool.metric.{unknown[0]} is not a metric key ({', '.join(METRIC_KEYS)})")
+    value = decl.get("value")
+    if not value or not isinstance(value, str):
+        raise DptoolError(f"{where}: meta.dptool.metric.value is missing (the aggregate SQL, e.g. avg(delivery_days))")
+    fmt = decl.get("format", "number")
+    if fmt not in METRIC_FORMATS:
+        raise DptoolError(f"{where}: meta.dptool.metric.format is {fmt!r}; expected one of {', '.join(METRIC_FORMATS)}")
+    columns = tuple(node.get("columns") or {})
+    if not columns:
+        raise DptoolError(f"{where}: metric model documents no columns; list them in its properties file")
+    tables = tuple(sorted(_tables_below(uid, nodes, catalog.tables)))
+    if not tables:
+        raise DptoolError(f"{where}: metric model reads no table marked meta.dptool.table")
+    components = decl.get("components") or []
+    if isinstance(components, str):
+        components = [components]
+    catalog.metrics[node["name"]] = Metric(
+        id=node["name"],
+        unique_id=uid,
+        domain=_domain(node, project),
+        label=str(decl.get("label") or node["name"].replace("_", " ").title()),
+        value=value,
+        unit=str(decl.get("unit") or ""),
+        format=fmt,
+        formula=str(decl.get("formula") or value),
+        tier=str(decl.get("tier") or ""),
+        grain=str(decl.get("grain") or "records"),
+        description=node.get("description") or "",
+        components=tuple(components),
+        tables=tables,
+        columns=columns,
+    )
+
+
+def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict, documents: dict[str, str]) -> None:
+    where = _where(macro)
+    name = macro["name"]
+    if not name.startswith("rule__"):
+        raise DptoolError(f"{where}: meta.dptool.rule is declared on macro {name!r}; rule macros are named rule__<id>")
+    decl = _dptool(macro)["rule"]
+    if not isinstance(decl, dict):
+        raise DptoolError(f"{where}: meta.dptool.rule must be a mapping")
+    unknown = sorted(set(decl) - set(RULE_KEYS))
+    if unknown:
+        raise DptoolError(f"{where}: meta.dptool.rule.{unknown[0]} is not a rule key ({', '.join(RULE_KEYS)})")
+    rule_type = decl.get("type")
+    if rule_type not in RULE_TYPES:
+        raise DptoolError(f"{where}: meta.dptool.rule.type is {rule_type!r}; expected one of {', '.join(RULE_TYPES)}")
+    modifies = decl.get("modifies") or []
+    if isinstance(modifies, str):
+        modifies = [modifies]
+    if not modifies:
+        raise DptoolError(f"{where}: meta.dptool.rule.modifies names no metric")
+    applies_when = decl.get("applies_when") or {}
+    if not isinstance(applies_when, dict):
+        raise DptoolError(f"{where}: meta.dptool.rule.applies_when must map a dimension to a value")
+    rule_id = name.removeprefix("rule__")
+    document = _rule_document(macro, docs, documents)
+    if len(document.split()) < 20:
+        raise DptoolError(f"{where}: description (the rule document) is missing or shorter than 20 words; write it "
+                          f"in a docs block {{% docs {name} %}} (description: '{{{{ doc(\"{name}\") }}}}'), or as "
+                          f"{rule_id}.md in a folder given to --rules-dir")
+    catalog.rules[rule_id] = Rule(
+        id=rule_id,
+        unique_id=uid,
+        domain="",  # set from the metrics it modifies in _check_references
+        title=str(decl.get("title") or rule_id.replace("_", " ").title()),
+        type=rule_type,
+        effective_from=str(decl.get("effective_from") or ""),
+        applies_when={str(k): str(v) for k, v in applies_when.items()},
+        modifies=tuple(modifies),
+        document=document,
+    )
+
+
+_DOC_CALL = re.compile(r"""\{\{\s*doc\(\s*["']([^"']+)["']\s*\)\s*\}\}""")
+
+
+def _rule_document(macro: dict, docs: dict, documents: dict[str, str]) -> str:
+    """The macro's description; else its markdown file from --rules-dir; else a docs block named after it."""
+    text = macro.get("description") or ""
+    # Macro descriptions keep their doc() call in some dbt versions: resolve it from the docs blocks.
+    match = _DOC_CALL.fullmatch(text.strip())
+    if match:
+        block = next((d for d in docs.values() if d.get("name") == match.group(1)), None)
+        text = block.get("block_contents", "") if block else ""
+    if not text.strip():
+        rule_id = macro["name"].removeprefix("rule__")
+        text = documents.get(rule_id) or ""
+        if not text.strip():
+            # a docs block named after the rule: the user's, else the one dptool wrote from --rules-dir last time
+            names = (macro["name"], rule_id)
+            blocks = sorted((("dptool_semantic/" in (d.get("original_file_path") or "")), uid, d)
+                            for uid, d in docs.items() if d.get("name") in names)
+            text = blocks[0][2].get("block_contents", "") if blocks else ""
+    return text.strip()
+
+
+def _check_references(catalog: Catalog, manifest: dict, manifest_path: str) -> None:
+    macros = manifest.get("macros", {})
+    for rule_id, rule in list(catalog.rules.items()):
+        where = _where(macros.get(rule.unique_id, {}))
+        for metric_id in rule.modifies:
+            if metric_id not in catalog.metrics:
+                raise DptoolError(f"{where}: meta.dptool.rule.modifies names unknown metric {metric_id!r}")
+        for column in rule.applies_when:
+            if not any(d.column == column for d in catalog.dimensions.values()):
+                raise DptoolError(f"{where}: meta.dptool.rule.applies_when names {column!r}, which is no dimension")
+        domain = catalog.metrics[rule.modifies[0]].domain
+        catalog.rules[rule_id] = Rule(**{**rule.__dict__, "domain": domain})
+    for metric in catalog.metrics.values():
+        for component in metric.components:
+            if component not in catalog.metrics:
+                raise DptoolError(
+                    f"{_where(manifest['nodes'][metric.unique_id])}: meta.dptool.metric.components names "
+                    f"unknown metric {component!r}"
+                )
+    if not catalog.metrics:
+        skipped = getattr(catalog.semantic, "skipped", None) or {}
+        also = f" ({len(skipped)} semantic-layer metrics were skipped: {', '.join(sorted(skipped))})" if skipped else ""
+        raise DptoolError(
+            f"{manifest_path}: no metric declared{also}; declare metrics in the dbt semantic layer (semantic_models "
+            "with measures, and simple, ratio or derived metrics), or add `config: {meta: {dptool: {metric: {value: "
+            "'avg(x)'}}}}` to a model at the metric's row grain (see `dptool init`)"
+        )
+
+
+# --- the dbt semantic layer's side -----------------------------------------------------------------------
+
+def _extend_with_semantic_layer(catalog: Catalog, manifest: dict) -> None:
+    """Add the semantic layer's tables, dimensions, joins and metrics to a catalog being loaded.
+
+    Declarations under meta.dptool win: a table, dimension or metric the catalog already has is kept.
+    The translation (and what was skipped, and why) is kept as `catalog.semantic`.
+    """
+    layer = semantic.read_layer(manifest, catalog.project)
+    catalog.semantic = layer
+    used = {m.semantic_model for m in layer.metrics.values()}
+    used |= {j for m in layer.metrics.values() for j in _joined_models(m, layer)}
+    for name in sorted(used):
+        model = layer.models[name]
+        if model.node_id not in catalog.tables:
+            catalog.tables[model.node_id] = Table(model.node_id, model.table_name, model.domain, model.relation_name,
+                                                  model.description, dict(model.column_docs))
+    for node_id, column, kind, label in layer.dimensions:
+        if node_id in catalog.tables:
+            dim = Dimension(node_id, column, kind, label)
+            catalog.dimensions.setdefault(dim.id, dim)
+    for from_node, from_col, to_node, to_col in layer.joins:
+        if from_node in catalog.tables and to_node in catalog.tables:
+            join = Join(from_node, from_col, to_node, to_col)
+            if join not in catalog.joins:
+                catalog.joins.append(join)
+    for name, m in sorted(layer.metrics.items()):
+        model = layer.models[m.semantic_model]
+        d = m.decl
+        catalog.metrics[name] = Metric(
+            id=name, unique_id=f"model.{catalog.project}.{name}", domain=model.domain, label=d["label"],
+            value=d["value"], unit=d["unit"], format=d["format"], formula=d["formula"], tier=d["tier"],
+            grain=d["grain"], description=m.description, components=m.components, tables=m.tables,
+            columns=tuple(n for _, n in m.columns),
+        )
+
+
+def _joined_models(m: semantic.MetricModel, layer: semantic.SemanticLayer) -> list[str]:
+    by_node = {model.node_id: name for name, model in layer.models.items()}
+    return [by_node[t] for t in m.tables if t in by_node]

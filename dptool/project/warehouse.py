@@ -1,0 +1,91 @@
+"""One interface to the data: a DuckDB file (the embedded default), or any dbt target through its adapter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+from dptool.errors import DptoolError
+from dptool.project.dbt import Connection
+
+
+def missing_hint(exc: Exception) -> str:
+    """What to do when a query meets a table that is not there: build it."""
+    return " (has `dbt build` run for this target?)" if "does not exist" in str(exc) else ""
+
+
+class Warehouse:
+    """A DuckDB database file, opened read-only unless asked otherwise (`Warehouse.of` picks the kind)."""
+
+    dialect = "duckdb"
+
+    def __init__(self, path: str | Path, read_only: bool = True):
+        self.path = Path(path)
+        if read_only and not self.path.is_file():
+            raise DptoolError(f"{self.path}: database file not found; run `dbt build` first")
+        try:
+            self.con = duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.Error as exc:
+            raise DptoolError(f"{self.path}: cannot open ({' '.join(str(exc).split())})") from None
+
+    @classmethod
+    def of(cls, connection: Connection) -> Warehouse:
+        """The warehouse behind a dbt target: its DuckDB file, or any other target through its dbt adapter."""
+        if connection.adapter_type == "duckdb" and connection.path and connection.path != ":memory:":
+            return cls(connection.path)
+        from dptool.project.adapter_warehouse import AdapterWarehouse
+
+        return AdapterWarehouse.of(connection)  # the same query() and dialect, through dbt
+
+    def query(self, sql: str) -> tuple[list[str], list[tuple]]:
+        """Run one query; return its column names and rows."""
+        try:
+            cur = self.con.execute(sql)
+        except duckdb.Error as exc:
+            raise DptoolError(f"{self.path}: query failed: {' '.join(str(exc).split())}{missing_hint(exc)}") from None
+        return [d[0] for d in cur.description], cur.fetchall()
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Warehouse:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def export_tables(source: str | Path | Connection, tables: list[tuple[str, str, str]], dest: str | Path) -> None:
+    """Copy tables into a new DuckDB file: (relation_name in the source, schema, name) each.
+
+    `source` is a DuckDB file, or the connection of a dbt target (a DuckDB file, or any other target,
+    read through its dbt adapter). Rows are written in a total order, so that a rerun copies the same
+    data in the same order.
+    """
+    if isinstance(source, Connection):
+        if source.adapter_type != "duckdb" or not source.path or source.path == ":memory:":
+            from dptool.project.adapter_warehouse import export_from_adapter
+
+            export_from_adapter(source, tables, dest)
+            return
+        source = source.path
+    source_path = source
+    dest = Path(dest)
+    if dest.exists():
+        dest.unlink()
+    con = duckdb.connect(str(dest))
+    try:
+        con.execute(f"attach {exp.Literal.string(str(source_path)).sql('duckdb')} as dptool_src (read_only)")
+        for relation_name, schema, name in tables:
+            source = sqlglot.to_table(relation_name, dialect="duckdb")
+            source.set("catalog", exp.to_identifier("dptool_src"))
+            target = exp.table_(name, db=schema, quoted=True)
+            con.execute(f"create schema if not exists {exp.to_identifier(schema, quoted=True).sql('duckdb')}")
+            con.execute(f"create table {target.sql('duckdb')} as select * from {source.sql('duckdb')} order by all")
+        con.execute("detach dptool_src")
+        con.execute("checkpoint")
+    finally:
+        con.close()
