@@ -1,10 +1,19 @@
-"""Stage 5: write one gold model per candidate, build them with dbt in one run, keep what passed."""
+"""Stage 5: each candidate's gold query written by dbt and run on the target; what the rule changes is kept.
+
+dbt writes every gold query: the gold models of a round (`model_sql`) are compiled together in one
+`dbt compile` (dptool.project.batch), and the SQL dbt writes for each runs through the target's own
+connection, a few queries at a time. Nothing is built: the rows read are checked as the rule test checks
+them (`rows_differ`). The gold models stay dbt models: `write_models` writes those kept, with their rule
+tests, so that the user's `dbt build --select tag:dptool_gold` materializes them and runs the tests.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import shutil
-from collections import Counter
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -12,8 +21,10 @@ from pathlib import Path
 import yaml
 
 from dptool.generate.instantiate import Candidate
+from dptool.project.batch import compile_texts
 from dptool.project.catalog import Catalog
-from dptool.project.dbt import DbtProject
+from dptool.project.dbt import Connection, DbtProject
+from dptool.project.warehouse import Warehouse
 
 GOLD_DIR = Path("models") / "dptool_gold"
 GOLD_TAG = "dptool_gold"
@@ -23,12 +34,13 @@ HEADER = "-- written by `dptool generate`; do not edit (the next run rewrites th
 
 @dataclass
 class Built:
-    """A candidate whose gold model built and whose rule test passed."""
+    """A candidate whose gold query dbt compiled and the target ran, with the rows it gave."""
 
     candidate: Candidate
-    unique_id: str
-    relation_name: str
-    compiled_sql: str
+    unique_id: str  # of its gold model, once written
+    compiled_sql: str  # what dbt writes for its gold model
+    columns: list[str]
+    rows: list[tuple]
 
 
 def model_sql(c: Candidate) -> str:
@@ -88,63 +100,106 @@ def write_properties(project: DbtProject, candidates, catalog, questions=None, t
     path.write_text("# written by `dptool generate`; do not edit\n" + text, encoding="utf-8")
 
 
-def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catalog, keep: list[Candidate] = (),
-                on_node_done=None, run_tests: bool = True) -> tuple[list[Built], dict]:
-    """Write the gold models, build them in one dbt run, delete the files of every failure.
+def materialize(project: DbtProject, candidates: list[Candidate], connection: Connection,
+                on_done: Callable[[int], None] | None = None) -> Iterator[tuple[Candidate, Built | str]]:
+    """Each candidate, in the order given, with its Built or the reason it was dropped.
 
-    `keep` are the candidates of earlier rounds, whose models stay as they are; with none, the folder
-    starts empty. Without `run_tests`, dbt runs the models only (the caller checks what the rule tests
-    would: `rows_differ`); the tests stay declared for the user's `dbt build`. Returns the built
-    candidates and, per dropped task id, the reason.
+    One `dbt compile` writes every gold query; the target runs them while the caller reads the rows of
+    those done. A candidate is dropped when its model does not compile, its query fails, or the rule it
+    applies does not change its rows. `on_done(n)` is called as n more queries are compiled or run.
     """
+    name = _project_name(project)
+    # a batch injects the metric models of all its texts: texts of one metric together keep it short
+    order = sorted(candidates, key=lambda c: (c.metric, c.task_id))
+    compiled = compile_texts(project, {c.task_id: model_sql(c) for c in order}, on_done)
+    runnable = [c for c in candidates if compiled[c.task_id].sql is not None]
+    with Warehouse.of(connection) as wh:
+        results = wh.query_each(compiled[c.task_id].sql for c in runnable)
+        for c in candidates:
+            sql = compiled[c.task_id].sql
+            if sql is None:
+                yield c, f"model error: {compiled[c.task_id].error}"
+                continue
+            result = next(results)
+            if on_done:
+                on_done(1)
+            if isinstance(result, Exception):
+                yield c, f"model error: {result}"
+                continue
+            columns, rows = result
+            if (c.rules or c.base_rules) and not rows_differ(columns, rows):  # a counterfactual's base applies it
+                yield c, NO_EFFECT
+                continue
+            yield c, Built(c, f"model.{name}.{c.task_id}", sql, columns, rows)
+
+
+def remove_models(project: DbtProject) -> None:
+    """Remove the gold models of an earlier run: dbt need not parse them while this run compiles its own."""
+    shutil.rmtree(project.project_dir / GOLD_DIR, ignore_errors=True)
+
+
+def write_models(project: DbtProject, candidates: list[Candidate], catalog: Catalog,
+                 questions: dict[str, str] | None = None) -> None:
+    """Write the gold model of each candidate kept and their properties, rule tests included, in place of
+    any earlier ones: what the user's `dbt build --select tag:dptool_gold` builds and tests."""
     folder = project.project_dir / GOLD_DIR
-    if not keep and folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    remove_models(project)
+    folder.mkdir(parents=True)
     for c in candidates:
         (folder / f"{c.task_id}.sql").write_text(model_sql(c), encoding="utf-8")
-    # without run_tests, the tests are declared once the last round is done: dbt need not parse a test
-    # node per rule task in every round
-    write_properties(project, [*keep, *candidates], catalog, tests=run_tests)
-    if not candidates:
-        return [], {}
-
-    results = project.run("build" if run_tests else "run", "--select", *[c.task_id for c in candidates],
-                          on_node_done=on_node_done)
-    by_model = {r.unique_id: r for r in results if r.resource_type == "model"}
-    failed_tests = {r.attached_node: r for r in results if r.resource_type == "test" and r.status != "pass"}
-    built, dropped = [], {}
-    name = _project_name(project)
-    for c in candidates:
-        uid = f"model.{name}.{c.task_id}"
-        model = by_model.get(uid)
-        if model is None or model.status != "success":
-            status, message = (model.status, model.message) if model else ("not run", "")
-            dropped[c.task_id] = f"model {status}" + (f": {message}" if message else "")
-        elif uid in failed_tests and failed_tests[uid].status == "error":  # the test's SQL failed: not a verdict
-            dropped[c.task_id] = f"rule test error: {failed_tests[uid].message}"
-        elif uid in failed_tests:
-            dropped[c.task_id] = NO_EFFECT
-        else:
-            built.append(Built(c, uid, model.relation_name or "", model.compiled_code or ""))
-            continue
-        (folder / f"{c.task_id}.sql").unlink()
-    write_properties(project, [*keep, *(b.candidate for b in built)], catalog, tests=run_tests)
-    return built, dropped
+    write_properties(project, candidates, catalog, questions)
 
 
 def rows_differ(columns: list[str], rows: list[tuple], precision: int = 9) -> bool:
     """What the rule test `dptool.rule_changes_answer` checks, on the rows read back: do the gold
-    variant's rows differ from the base's (a multiset, numbers rounded to `precision` digits)?"""
-    def norm(row: tuple) -> tuple:
-        return tuple(round(float(v), precision) if isinstance(v, int | float | Decimal) and not isinstance(v, bool)
-                     else v for v in row)
+    variant's rows differ from the base's, as multisets?
 
+    Numbers differ only beyond `precision` digits, both absolute and relative to their size: DuckDB sums
+    doubles in thread order, so a sum in the millions can change in its 9th decimal from one run to the
+    next, and a rule that changes nothing must not pass for one that does. Whatever differs here differs
+    after the test's rounding too, so `dbt build` passes the rule test of every task kept.
+    """
     index = columns.index("variant")
-    sides = {"base": Counter(), "gold": Counter()}
+    sides: dict[str, list[tuple]] = {"base": [], "gold": []}
     for row in rows:
-        sides.setdefault(row[index], Counter())[norm(row[:index] + row[index + 1:])] += 1
-    return sides["gold"] != sides["base"]
+        sides.setdefault(row[index], []).append(row[:index] + row[index + 1:])
+    return not same_rows(sides["base"], sides["gold"], precision)
+
+
+def same_rows(a: list[tuple], b: list[tuple], precision: int = 9) -> bool:
+    """Are two lists of rows the same multiset, numbers equal up to `precision` digits (see rows_differ)?"""
+    if len(a) != len(b):
+        return False
+    tolerance = 10.0 ** -precision
+
+    def split(rows: list[tuple]) -> dict[tuple, list[tuple]]:
+        # rows are paired by their other values; numbers (a group's value, rank, mean) sort within a pair
+        groups = defaultdict(list)
+        for row in rows:
+            key, numbers = [], []
+            for v in row:
+                if isinstance(v, int | float | Decimal) and not isinstance(v, bool) and not math.isnan(v):
+                    key.append(_NUMBER)
+                    numbers.append(float(v))
+                else:
+                    key.append(v if isinstance(v, Hashable) else repr(v))
+            groups[tuple(key)].append(tuple(numbers))
+        return groups
+
+    left, right = split(a), split(b)
+    if left.keys() != right.keys():
+        return False
+    for key, numbers in left.items():
+        other = right[key]
+        if len(numbers) != len(other):
+            return False
+        for x, y in zip(sorted(numbers), sorted(other), strict=True):
+            if any(abs(u - v) > tolerance * max(1.0, abs(u), abs(v)) for u, v in zip(x, y, strict=True)):
+                return False
+    return True
+
+
+_NUMBER = object()  # stands for a number in the key that pairs rows
 
 
 def _project_name(project: DbtProject) -> str:

@@ -19,7 +19,7 @@ from dptool.generate.export import card, write_bundle
 from dptool.generate.graph import build_graph, graph_stats, graph_to_json
 from dptool.generate.instantiate import instantiate, plausible_types
 from dptool.generate.knowledge import knowledge_tasks
-from dptool.generate.materialize import GOLD_DIR, NO_EFFECT, Built, materialize, rows_differ, write_properties
+from dptool.generate.materialize import Built, materialize, remove_models, write_models
 from dptool.generate.phrase import phrase
 from dptool.generate.probe import probe
 from dptool.generate.profile import profile_dimensions
@@ -44,6 +44,7 @@ class GenerateResult:
     review: object | None = None  # dptool.generate.judge.Review when an LLM phrased and judged
     llm_usage: dict[str, object] = field(default_factory=dict)  # stage -> dptool.llm.client.Usage
     dbt_seconds: float = 0.0  # of the stages' time, spent inside dbt's runner
+    rows: dict[str, tuple[list[str], list[tuple]]] = field(default_factory=dict)  # task id -> columns, rows read
 
 
 class Stages:
@@ -73,6 +74,7 @@ class Round:
     tasks: list[dict] = field(default_factory=list)
     candidates: list = field(default_factory=list)
     gold_rows: dict[str, list] = field(default_factory=dict)
+    rows: dict[str, tuple[list[str], list[tuple]]] = field(default_factory=dict)  # both variants, as read
     dropped: dict[str, str] = field(default_factory=dict)
     rejected: Counter = field(default_factory=Counter)
     reasons: dict[str, str] = field(default_factory=dict)  # task key -> why its candidate was dropped
@@ -132,11 +134,12 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         probes.update(probe(project, fresh, catalog, profiles, connection, dialect))
 
     with stage("probe", f"where the rules of {sum(1 for s in skeletons if s.rules)} skeletons change their metric"):
+        remove_models(project)  # an earlier run's: dbt need not parse them in this run's compiles
         probe_more(skeletons)
     with stage("instantiate", f"{len(skeletons)} skeletons"):
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes)
-    with stage("materialize", f"dbt run of {len(candidates)} gold models"):
-        done = _round(project, candidates, [], catalog, connection, dialect, progress, reviewer)
+    with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
+        done = _round(project, candidates, catalog, connection, dialect, progress, reviewer)
     with stage("augment", f"raising every analysis type to {min_per_type} per domain"):
         used = {(c.skeleton.id, c.analysis_type) for c in candidates}
         next_id = len(candidates) + 1
@@ -147,14 +150,15 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
                 break
             next_id += len(extra)
             used |= {(c.skeleton.id, c.analysis_type) for c in extra}
-            more = _round(project, extra, done.candidates, catalog, connection, dialect, progress, reviewer)
+            more = _round(project, extra, catalog, connection, dialect, progress, reviewer)
             done.tasks += more.tasks
             done.candidates += more.candidates
             done.gold_rows.update(more.gold_rows)
+            done.rows.update(more.rows)
             done.dropped.update(more.dropped)
             done.rejected.update(more.rejected)
             done.reasons.update(more.reasons)
-        _drop_duplicates(done, project)
+        _drop_duplicates(done)
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
         known = knowledge_tasks(catalog)
         for i, task in enumerate(known, start=1):
@@ -162,8 +166,8 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         known, rejected = reviewer(known) if reviewer else validate(known, catalog)
         done.rejected.update(rejected)
         tasks = sorted(known + done.tasks, key=lambda t: t["task_id"])
-        write_properties(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
-                         {t["task_id"]: t["question"] for t in tasks})
+        write_models(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
+                     {t["task_id"]: t["question"] for t in tasks})
     with stage("export", "writing the bundle"):
         versions = {"dptool": __version__, "dbt-core": dbt_version(), "duckdb": version("duckdb"),
                     "sqlglot": version("sqlglot")}
@@ -187,62 +191,59 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
                               gold_rows=done.gold_rows, graph_json=graph_to_json(graph), card=text, extra_files=extra)
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
                           reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
-                          dbt_seconds=round(project.dbt_seconds, 3))
+                          dbt_seconds=round(project.dbt_seconds, 3), rows=done.rows)
 
 
-def _round(project, candidates, keep, catalog, connection, dialect, progress, reviewer=None) -> Round:
-    """Materialize candidates with dbt, answer, phrase and validate them; drop every failure's model.
+def _round(project, candidates, catalog, connection, dialect, progress, reviewer=None) -> Round:
+    """Compile candidates with dbt and run their SQL, answer, phrase and validate them.
 
     With a reviewer (`dptool.generate.judge.Reviewer`), the LLM phrases, stage 1 and the judge validate.
     """
     out = Round()
-    # `dbt run`, not build: the rule test compares the rows that are read back here anyway (rows_differ),
-    # and skipping it saves a dbt node per rule task; the test stays declared for the user's `dbt build`
-    with click.progressbar(length=len(candidates), label="  dbt", file=None if progress else _Null()) as bar:
-        built, out.dropped = materialize(project, candidates, catalog, keep, on_node_done=lambda: bar.update(1),
-                                         run_tests=False)
-    tasks = []
-    with Warehouse.of(connection) as wh:
-        mapping = {relation_key(t.relation_name, dialect): (t.domain, t.name) for t in catalog.tables.values()}
-        for b in built:
-            try:
-                task, rows = _task(b, catalog, wh, mapping, dialect)
-            except NoEffect:
-                out.dropped[b.candidate.task_id] = NO_EFFECT
+    tasks, built = [], {}
+    mapping = {relation_key(t.relation_name, dialect): (t.domain, t.name) for t in catalog.tables.values()}
+    # two steps per candidate: its gold model compiled, its query run
+    with click.progressbar(length=2 * len(candidates), label="  gold", file=None if progress else _Null()) as bar:
+        for c, outcome in materialize(project, candidates, connection, on_done=bar.update):
+            if isinstance(outcome, str):
+                out.dropped[c.task_id] = outcome
                 continue
+            try:
+                task, rows = _task(outcome, catalog, mapping, dialect)
             except NotScorable as exc:
-                out.dropped[b.candidate.task_id] = f"not scorable: {exc}"
+                out.dropped[c.task_id] = f"not scorable: {exc}"
                 continue
             tasks.append(task)
+            built[c.task_id] = c
             out.gold_rows[task["task_id"]] = rows
-    by_id = {b.candidate.task_id: b.candidate for b in built}
+            out.rows[task["task_id"]] = (outcome.columns, outcome.rows)
     for task in tasks:
-        task["question"] = phrase(by_id[task["task_id"]], task, catalog)
+        task["question"] = phrase(built[task["task_id"]], task, catalog)
     out.tasks, out.rejected = reviewer(tasks) if reviewer else validate(tasks, catalog)
     kept_ids = {t["task_id"] for t in out.tasks}
-    for task_id in by_id.keys() - kept_ids:  # unscorable or rejected: its model leaves the project
-        (project.project_dir / GOLD_DIR / f"{task_id}.sql").unlink(missing_ok=True)
-    out.candidates = [by_id[i] for i in sorted(kept_ids)]
-    rejected_ids = by_id.keys() - kept_ids
+    out.candidates = [built[i] for i in sorted(kept_ids)]
+    rejected_ids = built.keys() - kept_ids
+    for task_id in rejected_ids:
+        out.gold_rows.pop(task_id, None)
+        out.rows.pop(task_id, None)
     for c in candidates:
         if c.task_id in out.dropped or c.task_id in rejected_ids:
             reason = out.dropped.get(c.task_id) or (reviewer.reasons.get(c.task_id) if reviewer else None) \
                 or "rejected by a stage-1 check"
             out.reasons[task_key(c.analysis_type, c.metric, c.skeleton.rules, c.dimension_column, c.slice)] = reason
-    write_properties(project, [*keep, *out.candidates], catalog, tests=False)  # the last write declares them
     return out
 
 
-def _drop_duplicates(done: Round, project: DbtProject) -> None:
-    """No two tasks may ask the same question (dptool.generate.validate.duplicate_questions); their models go."""
+def _drop_duplicates(done: Round) -> None:
+    """No two tasks may ask the same question (dptool.generate.validate.duplicate_questions)."""
     drop = duplicate_questions(done.tasks)
     done.rejected["duplicate_question"] += len(drop)
     for c in done.candidates:
         if c.task_id in drop:
             done.reasons[task_key(c.analysis_type, c.metric, c.skeleton.rules, c.dimension_column, c.slice)] = \
                 "another task asks the same question"
-            (project.project_dir / GOLD_DIR / f"{c.task_id}.sql").unlink(missing_ok=True)
             done.gold_rows.pop(c.task_id, None)
+            done.rows.pop(c.task_id, None)
     done.tasks = [t for t in done.tasks if t["task_id"] not in drop]
     done.candidates = [c for c in done.candidates if c.task_id not in drop]
 
@@ -273,12 +274,10 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
     return extra
 
 
-def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str) -> tuple[dict, list]:
+def _task(b: Built, catalog: Catalog, mapping: dict, dialect: str) -> tuple[dict, list]:
     c = b.candidate
     metric = catalog.metrics[c.metric]
-    columns, rows = wh.query(f"select * from {b.relation_name}")
-    if (c.rules or c.base_rules) and not rows_differ(columns, rows):
-        raise NoEffect()
+    columns, rows = b.columns, b.rows
     result = answer(c, metric, columns, rows)
     order_by = {"ranking": ["rank"], "series": ["period"]}.get(c.shape, list(c.group_by))
     queries = variant_queries(b.compiled_sql, ["dptool_gold", "dptool_base"], order_by, dialect)
@@ -315,10 +314,6 @@ def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str
                  "group_by": c.group_by, "shape": c.shape, "k": c.k, "min_rows": c.min_rows, "period": c.period},
     }
     return task, gold_rows
-
-
-class NoEffect(Exception):
-    """The gold model's rows equal its base's: the rule test would fail."""
 
 
 class _Null:

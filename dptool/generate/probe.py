@@ -2,31 +2,30 @@
 
 A rule changes an answer only inside its scope: a crisis adjustment in one region and one year, a
 suppression of small groups, a grace period from a date on. A candidate drawn blind from the data
-mostly lands outside it, and dbt builds its gold model only to drop it. So dptool first compiles one
+mostly lands outside it, and would be compiled and run only to be dropped. So dptool first compiles one
 probe query per skeleton through dbt (`dptool.gold` grouped by the skeleton's dimension and the month;
-compiled by `dbt compile`, never built: nothing is left in the warehouse), runs it, and keeps the (month, value)
-cells where the rule-modified value differs from the base. Instantiation then draws windows and slices
-from those cells. Probes only choose candidates: every gold answer still comes from its dbt model.
+all in one `dbt compile`, as the gold models are: dptool.project.batch; never built: nothing is left in
+the warehouse), runs them on the target, and keeps the (month, value) cells where the rule-modified value
+differs from the base. Instantiation then draws windows and slices from those cells. Probes only choose
+candidates: every gold answer still comes from its gold model.
 """
 
 from __future__ import annotations
 
 import math
-import shutil
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from pathlib import Path
 
 from dptool.generate.instantiate import period_expression
 from dptool.generate.materialize import jinja_literal
 from dptool.generate.profile import DimensionProfile
 from dptool.generate.sample import Skeleton
+from dptool.project.batch import compile_texts
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import Connection, DbtProject
 from dptool.project.warehouse import Warehouse
 
-PROBE_DIR = Path("models") / "dptool_probe"
 PROBE_TAG = "dptool_probe"
 HEADER = "-- written by `dptool generate` for one run; removed when the run has read it\n"
 ALL = object()  # the value of a cell whose skeleton's dimension is the time itself: any slice
@@ -81,29 +80,21 @@ def probe(project: DbtProject, skeletons: list[Skeleton], catalog: Catalog, prof
     wanted = {s.id: s for s in skeletons if s.rules}
     if not wanted:
         return {}
-    folder = project.project_dir / PROBE_DIR
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
-    names = {}
-    try:
-        for i, (skeleton_id, skeleton) in enumerate(sorted(wanted.items()), start=1):
-            names[f"probe_{i:04d}"] = skeleton_id  # a skeleton id can be longer than a relation name may be
-            (folder / f"probe_{i:04d}.sql").write_text(probe_sql(skeleton, catalog, profiles, dialect),
-                                                       encoding="utf-8")
-        results = project.run("compile", "--select", f"tag:{PROBE_TAG}")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    # named by number: a skeleton id can be longer than a name may be; one metric's probes side by side
+    order = sorted(wanted.values(), key=lambda s: (s.metric, s.id))
+    names = {f"probe_{i:04d}": s for i, s in enumerate(order, start=1)}
+    compiled = compile_texts(project, {n: probe_sql(s, catalog, profiles, dialect) for n, s in names.items()})
+    # a probe that does not compile or run: its candidates meet the same error as gold models
+    runnable = [n for n in names if compiled[n].sql is not None]
     out = {}
-    with Warehouse.of(connection) as warehouse:  # after dbt: DuckDB allows one writer or many readers
-        for r in sorted(results, key=lambda r: r.name):
-            if r.name not in names or r.status != "success" or not r.compiled_code:
-                continue  # a probe that does not compile: its candidates meet the same error in the gold run
-            skeleton = wanted[names[r.name]]
+    with Warehouse.of(connection) as warehouse:
+        for name, result in zip(runnable, warehouse.query_each(compiled[n].sql for n in runnable), strict=True):
+            if isinstance(result, Exception):
+                continue
+            skeleton = names[name]
             temporal = catalog.dimensions[skeleton.dimension].kind == "temporal"
-            columns, rows = warehouse.query(r.compiled_code)
-            out[skeleton.id] = _cells(columns, rows, temporal)
-    return out
+            out[skeleton.id] = _cells(*result, temporal)
+    return dict(sorted(out.items()))
 
 
 def _cells(columns: list[str], rows: list[tuple], temporal_dimension: bool) -> Probe:

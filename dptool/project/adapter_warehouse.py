@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from pathlib import Path
 
@@ -40,6 +41,15 @@ class AdapterWarehouse:
         """Run one query; return its column names and rows (decimals as floats, as DuckDB gives doubles)."""
         names, _, rows = self.session.query(sql)
         return names, [tuple(_plain(v) for v in row) for row in rows]
+
+    def query_each(self, queries: Iterable[str]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
+        """Run many queries in this session, one after the other; yield each one's columns and rows, or its
+        error, in the order given."""
+        for sql in queries:
+            try:
+                yield self.query(sql)
+            except DptoolError as exc:
+                yield exc
 
     def close(self) -> None:
         self.session.close()

@@ -34,6 +34,14 @@ class NodeResult:
     failures: int | None = None  # rows a failing test returned
 
 
+class NodeFailed(DptoolError):
+    """A dbt command stopped at a failing node: `failed` maps each failed node's unique_id to dbt's message."""
+
+    def __init__(self, message: str, failed: dict[str, str]):
+        super().__init__(message)
+        self.failed = failed
+
+
 @dataclass(frozen=True)
 class Connection:
     """Where the target's data lives: the adapter type and, for DuckDB, the database file.
@@ -89,6 +97,8 @@ class DbtProject:
 
         `on_node_done` is called as each node finishes (for a progress bar). Raises DptoolError when
         dbt itself fails (compilation, connection); failing models and tests are results, not errors.
+        A command that stops at its first failing node (`dbt compile`) raises NodeFailed, which names
+        the nodes that failed.
         """
         from dbt.cli.main import dbtRunner
 
@@ -104,18 +114,28 @@ class DbtProject:
         ]
         if self.target:
             cli += ["--target", self.target]
+        failed: dict[str, str] = {}
+
+        def node_finished(event) -> None:
+            if event.info.name != "NodeFinished":
+                return
+            if event.data.node_info.node_status == "error":
+                failed[event.data.node_info.unique_id] = event.data.run_result.message
+            if on_node_done:
+                on_node_done()
+
         # dbt resolves relative paths (a DuckDB file, logs) against the working directory.
         with contextlib.chdir(self.project_dir):
-            callbacks = [lambda event: on_node_done() if event.info.name == "NodeFinished" else None]
             start = time.perf_counter()
             try:
-                outcome = dbtRunner(callbacks=callbacks if on_node_done else []).invoke(cli)
+                outcome = dbtRunner(callbacks=[node_finished]).invoke(cli)
             finally:
                 _release_duckdb()
                 self.dbt_seconds += time.perf_counter() - start
         if outcome.exception is not None:
             message = " ".join(str(outcome.exception).split())
-            raise DptoolError(f"dbt {args[0]} failed in {self.project_dir}: {message}")
+            message = f"dbt {args[0]} failed in {self.project_dir}: {message}"
+            raise NodeFailed(message, failed) if failed else DptoolError(message)
         return [_node_result(r) for r in getattr(outcome.result, "results", None) or []]
 
     def connection(self) -> Connection:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -47,6 +51,37 @@ class Warehouse:
         except duckdb.Error as exc:
             raise DptoolError(f"{self.path}: query failed: {' '.join(str(exc).split())}{missing_hint(exc)}") from None
         return [d[0] for d in cur.description], cur.fetchall()
+
+    def query_each(self, queries: Iterable[str]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
+        """Run many queries, as many at a time as there are cores; yield each one's columns and rows, or its
+        error, in the order given.
+
+        DuckDB runs a small query on one core, and releases Python's lock while it runs: the queries of a
+        batch share the machine, and the caller works on the rows of one while the next ones run.
+        """
+        local = threading.local()
+        cursors = []
+        lock = threading.Lock()
+
+        def run(sql: str):
+            cursor = getattr(local, "cursor", None)
+            if cursor is None:
+                with lock:
+                    cursor = local.cursor = self.con.cursor()
+                    cursors.append(cursor)
+            try:
+                cur = cursor.execute(sql)
+                return [d[0] for d in cur.description], cur.fetchall()
+            except duckdb.Error as exc:
+                return DptoolError(f"{self.path}: query failed: {' '.join(str(exc).split())}{missing_hint(exc)}")
+
+        pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="dptool-sql")
+        try:
+            yield from pool.map(run, queries)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # a caller that stops early waits for no more queries
+            for cursor in cursors:
+                cursor.close()
 
     def close(self) -> None:
         self.con.close()

@@ -1,0 +1,174 @@
+"""Many model texts compiled by dbt at once: the SQL dbt writes for each, without a dbt node per text.
+
+dbt's cost per model (parsing it, a rendering context, injecting the ephemeral models it reads as CTEs
+with sqlparse, its events and compiled file) is several times what rendering one `dptool.gold` call
+costs. So dptool hands dbt its gold models and probes in batches: one ephemeral model holds a few dozen
+model texts, each in its own CTE, and one `dbt compile` renders them all. What dbt writes for a model
+holding one text alone is then cut back out of its batch: the ephemeral models the text reads, injected
+as CTEs in front of the text's own SQL, in dbt's format and order.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from dptool.errors import DptoolError
+from dptool.project.dbt import DbtProject, NodeFailed
+
+BATCH_DIR = Path("models") / "dptool_batch"
+BATCH_TAG = "dptool_batch"
+BATCH_SIZE = 25  # texts per batch model: dbt's cost per node is shared, sqlparse's input stays small
+CTE_PREFIX = "__dbt__cte__"  # dbt's name of an ephemeral model injected as a CTE (BaseRelation.add_ephemeral_prefix)
+# a batch model is ephemeral: left behind by a killed run, it builds nothing in the user's `dbt build`
+CONFIG = "{{ config(materialized='ephemeral', tags=['" + BATCH_TAG + "'], contract={'enforced': false}) }}\n"
+_LEADING_WITH = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*with(?:\s+recursive)?\b", re.IGNORECASE | re.DOTALL)
+_INJECTED = re.compile(r"(?:\A\s*|\n\),\s*)(" + CTE_PREFIX + r"\w+) as \(\n")
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What dbt wrote for one text: its SQL, or the message of the error that stopped it."""
+
+    sql: str | None = None
+    error: str | None = None
+
+
+def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Callable[[int], None] | None = None,
+                  ) -> dict[str, Compiled]:
+    """Compile model texts (the content of a .sql model file each, keyed by a name) in one `dbt compile`.
+
+    The texts go into batch models of BATCH_SIZE, in the order given (put texts that read the same models
+    together: a batch injects the CTEs of all of them). A text that fails to compile fails its batch and
+    stops dbt; that batch is then compiled text by text, so that only the failing texts get an error.
+    `on_batch_done(n)` is called as a batch of n texts finishes. The batch models are removed afterwards.
+    """
+    if not texts:
+        return {}
+    folder = project.project_dir / BATCH_DIR
+    nonce = uuid.uuid4().hex[:12]  # markers no value in a text can spell
+    pending = [list(texts)[i:i + BATCH_SIZE] for i in range(0, len(texts), BATCH_SIZE)]
+    out: dict[str, Compiled] = {}
+    try:
+        while pending:
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            batches = {}
+            for names in pending:
+                # a batch's name follows from its texts: unchanged batches are not parsed again by a retry
+                batch = f"batch_{names[0]}" if len(names) == 1 else f"batch_{names[0]}__{names[-1]}"
+                batch = re.sub(r"\W", "_", batch)
+                batches[batch] = names
+                (folder / f"{batch}.sql").write_text(_batch_text([texts[n] for n in names], nonce), encoding="utf-8")
+            try:
+                results = project.run("compile", "--select", f"tag:{BATCH_TAG}", "--no-populate-cache",
+                                      "--no-write-json")
+            except NodeFailed as exc:
+                pending = []
+                for batch, names in batches.items():
+                    message = next((m for uid, m in exc.failed.items() if uid.rsplit(".", 1)[-1] == batch), None)
+                    if message is None:
+                        pending.append(names)  # stopped with the others: compile it again
+                    elif len(names) == 1:
+                        out[names[0]] = Compiled(error=" ".join(message.split()))
+                        if on_batch_done:
+                            on_batch_done(1)
+                    else:
+                        pending += [[n] for n in names]  # find the text that fails
+                continue
+            pending = []
+            by_name = {r.name: r for r in results}
+            for batch, names in batches.items():
+                result = by_name.get(batch)
+                if result is None or result.status != "success" or not result.compiled_code:
+                    reason = result.message if result is not None else "not compiled"
+                    out.update({n: Compiled(error=" ".join((reason or result.status).split())) for n in names})
+                else:
+                    out.update(zip(names, (Compiled(sql) for sql in _cut(result.compiled_code, len(names), nonce)),
+                                   strict=True))
+                if on_batch_done:
+                    on_batch_done(len(names))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return {n: out[n] for n in texts}
+
+
+def _batch_text(texts: list[str], nonce: str) -> str:
+    parts = []
+    for i, text in enumerate(texts):
+        # a text ending in a line comment would swallow the closing parenthesis
+        parts.append(f"/* {nonce}:{i} */ dptool_text_{i} as (\n{text.rstrip()}\n)")
+    # the config comes last: a text's own config() (a gold model's materialized='table') must not win
+    return "with\n" + ",\n".join(parts) + f"\n/* {nonce}:end */\nselect 1 as dptool_batch\n" + CONFIG
+
+
+def _cut(compiled: str, count: int, nonce: str) -> list[str]:
+    """The SQL of each text of a compiled batch, with the injected CTEs it reads (see module docstring)."""
+    marks = []
+    at = 0
+    for i in [*range(count), "end"]:
+        at = compiled.find(f"/* {nonce}:{i} */", at)
+        if at < 0:
+            raise DptoolError(f"dbt's compiled SQL of a {BATCH_TAG} model lost the marker of text {i}")
+        marks.append(at)
+    head = compiled[:marks[0]]
+    start = _LEADING_WITH.match(head)
+    if start is None:
+        raise DptoolError(f"dbt's compiled SQL of a {BATCH_TAG} model does not start with its WITH")
+    ctes = _injected(head[start.end():])
+    out = []
+    for i in range(count):
+        segment = compiled[marks[i]:marks[i + 1]].rstrip().removesuffix(",").rstrip()
+        opening = f"/* {nonce}:{i} */ dptool_text_{i} as (\n"
+        if not segment.startswith(opening) or not segment.endswith("\n)"):
+            raise DptoolError(f"dbt's compiled SQL of a {BATCH_TAG} model has text {i} in an unexpected form")
+        out.append(_inject(segment[len(opening):-2], ctes))
+    return out
+
+
+def _injected(section: str) -> list[tuple[str, str]] | str:
+    """The (name, SQL) of each CTE dbt injected, in its order; the section as it is if it is not in dbt's form."""
+    starts = list(_INJECTED.finditer(section))
+    if not starts:
+        return section if section.strip() else []
+    ctes = []
+    for here, following in zip(starts, [*starts[1:], None], strict=True):
+        if following is not None:
+            end = following.start()
+        else:
+            tail = section.rstrip().removesuffix(",").rstrip()
+            end = len(tail) - 2 if tail.endswith("\n)") else -1
+        if end < here.end():
+            return section
+        ctes.append((here.group(1), section[here.end():end]))
+    # what dbt wrote, if this reading is right: `with` + ", ".join(" <name> as (\n<sql>\n)") + ", "
+    if ", ".join(f" {n} as (\n{sql}\n)" for n, sql in ctes) not in section:
+        return section
+    return ctes
+
+
+def _inject(sql: str, ctes: list[tuple[str, str]] | str) -> str:
+    """`sql` with the CTEs it reads (and those they read) in front, as dbt's inject_ctes_into_sql does it."""
+    if isinstance(ctes, str):  # not in dbt's form: every CTE of the batch, unread ones too
+        injected = ctes.rstrip().removesuffix(",")
+    else:
+        bodies = dict(ctes)
+        needed, todo = set(), re.findall(CTE_PREFIX + r"\w+", sql)
+        while todo:
+            name = todo.pop()
+            if name in bodies and name not in needed:
+                needed.add(name)
+                todo += re.findall(CTE_PREFIX + r"\w+", bodies[name])
+        injected = ", ".join(f" {n} as (\n{body}\n)" for n, body in ctes if n in needed)
+    if not injected.strip():
+        return sql
+    start = _LEADING_WITH.match(sql)
+    if start is None:
+        return f"with{injected} {sql}"
+    rest = sql[start.end():]
+    space = rest[:len(rest) - len(rest.lstrip())]
+    return f"{sql[:start.end()]}{space}{injected}, {rest.lstrip()}"
