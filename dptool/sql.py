@@ -77,18 +77,7 @@ def _parse(compiled_sql: str, dialect: str) -> exp.Expression:
 
 
 def _standalone(cte: str, ctes: dict[str, exp.CTE], order_by: list[str]) -> exp.Query:
-    if cte not in ctes:
-        raise DptoolError(f"compiled SQL has no CTE named {cte!r}")
-    needed: set[str] = set()
-    todo = [cte]
-    while todo:
-        name = todo.pop()
-        if name in needed:
-            continue
-        needed.add(name)
-        for table in ctes[name].this.find_all(exp.Table):
-            if not table.db and table.name in ctes:
-                todo.append(table.name)
+    needed = _reads(cte, ctes)
     query = exp.select("*").from_(cte)
     for c in ctes.values():
         if c.alias in needed:  # copy=False: the query is ours, and copying it per CTE is quadratic
@@ -111,6 +100,76 @@ def _drop_repeated_ctes(body: exp.Expression, top: dict[str, exp.CTE]) -> exp.Ex
         if not with_.expressions:
             with_.pop()
     return body
+
+
+class VariantWriter:
+    """`pretty(rename_relations(variant_query(...)))` of many gold models, as text, sooner.
+
+    The gold models of one metric share the CTEs dbt injects (the ephemeral models they read): each is
+    parsed, renamed and written once, and only a model's own SQL (its variants) is parsed per model.
+    """
+
+    def __init__(self, dialect: str, mapping: dict[tuple[str, str, str], tuple[str, str]], out_dialect: str):
+        self.dialect, self.mapping, self.out_dialect = dialect, mapping, out_dialect
+        self._parsed: dict[tuple[str, str], exp.CTE] = {}
+        self._texts: dict[tuple[str, str], str] = {}
+
+    def write(self, injected: list[tuple[str, str]], own_sql: str, names: list[str],
+              order_by: list[str]) -> dict[str, str]:
+        """The SQL of each variant in `names`, from a compiled model given as the (name, SQL) of each CTE
+        dbt injected, in order, and the model's own SQL (see dptool.project.batch.Compiled)."""
+        tree = _parse(own_sql, self.dialect)
+        for node in tree.walk():
+            node.comments = None
+        with_ = tree.args.get("with_") or tree.args.get("with")
+        own = {c.alias: c for c in (with_.expressions if with_ else [])}
+        ctes = {**{name: self._cte(name, sql) for name, sql in injected}, **own}
+        texts = {}
+        for name, sql in injected:
+            if (name, sql) not in self._texts:  # the same SQL reads the same injected CTEs: same text
+                self._texts[name, sql] = self._text(name, _drop_repeated_ctes(ctes[name].this.copy(), ctes))
+            texts[name] = self._texts[name, sql]
+        out = {}
+        for name in names:
+            needed = _reads(name, ctes)
+            for cte in needed - texts.keys():
+                texts[cte] = self._text(cte, _drop_repeated_ctes(ctes[cte].this.copy(), ctes))
+            tail = exp.select("*").from_(name)
+            if order_by:
+                tail = tail.order_by(*[exp.column(col) for col in order_by], copy=False)
+            out[name] = "WITH " + ", ".join(texts[c] for c in ctes if c in needed) + "\n" + \
+                tail.sql(dialect=self.out_dialect, pretty=True)
+        return out
+
+    def _cte(self, name: str, sql: str) -> exp.CTE:
+        if (name, sql) not in self._parsed:
+            body = _parse(sql, self.dialect)
+            for node in body.walk():
+                node.comments = None
+            self._parsed[name, sql] = exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name)))
+        return self._parsed[name, sql]
+
+    def _text(self, name: str, body: exp.Expression) -> str:
+        body = rename_relations(body, self.mapping, copy=False)
+        return exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name))).sql(
+            dialect=self.out_dialect, pretty=True)
+
+
+def _reads(cte: str, ctes: dict[str, exp.CTE]) -> set[str]:
+    """The CTEs a CTE reads, itself and those they read."""
+    if cte not in ctes:
+        raise DptoolError(f"compiled SQL has no CTE named {cte!r}")
+    needed: set[str] = set()
+    todo = [cte]
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        for table in ctes[name].this.find_all(exp.Table):
+            if not table.db and table.name in ctes:
+                todo.append(table.name)
+    return needed
 
 
 def rename_relations(query: exp.Expression, mapping: dict[tuple[str, str, str], tuple[str, str]],

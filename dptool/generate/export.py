@@ -58,11 +58,12 @@ def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, ta
 
 def reproduce(warehouse_path: Path, tasks: list[dict], gold_rows: dict[str, list]) -> None:
     """Run each task's gold_sql on the bundle's warehouse; its rows must equal the materialized ones."""
+    sql_tasks = [t for t in tasks if t["gold_sql"] is not None]  # a knowledge task's gold is a passage, not rows
     with Warehouse(warehouse_path) as wh:
-        for task in tasks:
-            if task["gold_sql"] is None:  # a knowledge task: its gold is a passage, not rows
-                continue
-            _, rows = wh.query(task["gold_sql"])
+        for task, result in zip(sql_tasks, wh.query_each(t["gold_sql"] for t in sql_tasks), strict=True):
+            if isinstance(result, Exception):
+                raise result
+            _, rows = result
             expected = gold_rows[task["task_id"]]
             if not _same_rows(rows, expected):
                 raise DptoolError(

@@ -38,7 +38,9 @@ class Built:
 
     candidate: Candidate
     unique_id: str  # of its gold model, once written
-    compiled_sql: str  # what dbt writes for its gold model
+    compiled_sql: str  # what dbt writes for its gold model: own_sql with the `injected` CTEs in front
+    own_sql: str
+    injected: tuple[tuple[str, str], ...]  # (name, SQL) of each ephemeral model it reads, in dbt's order
     columns: list[str]
     rows: list[tuple]
 
@@ -116,9 +118,9 @@ def materialize(project: DbtProject, candidates: list[Candidate], connection: Co
     with Warehouse.of(connection) as wh:
         results = wh.query_each(compiled[c.task_id].sql for c in runnable)
         for c in candidates:
-            sql = compiled[c.task_id].sql
-            if sql is None:
-                yield c, f"model error: {compiled[c.task_id].error}"
+            done = compiled[c.task_id]
+            if done.sql is None:
+                yield c, f"model error: {done.error}"
                 continue
             result = next(results)
             if on_done:
@@ -130,7 +132,8 @@ def materialize(project: DbtProject, candidates: list[Candidate], connection: Co
             if (c.rules or c.base_rules) and not rows_differ(columns, rows):  # a counterfactual's base applies it
                 yield c, NO_EFFECT
                 continue
-            yield c, Built(c, f"model.{name}.{c.task_id}", sql, columns, rows)
+            own, injected = (done.own_sql, done.injected) if done.injected is not None else (done.sql, ())
+            yield c, Built(c, f"model.{name}.{c.task_id}", done.sql, own, injected, columns, rows)
 
 
 def remove_models(project: DbtProject) -> None:

@@ -31,7 +31,7 @@ from dptool.project.catalog import Catalog
 from dptool.project.dbt import DbtProject, dbt_version
 from dptool.project.prepare import prepare_catalog
 from dptool.project.warehouse import Warehouse
-from dptool.sql import dialect_of, pretty, relation_key, rename_relations, variant_queries
+from dptool.sql import VariantWriter, dialect_of, relation_key
 
 
 @dataclass
@@ -44,6 +44,7 @@ class GenerateResult:
     review: object | None = None  # dptool.generate.judge.Review when an LLM phrased and judged
     llm_usage: dict[str, object] = field(default_factory=dict)  # stage -> dptool.llm.client.Usage
     dbt_seconds: float = 0.0  # of the stages' time, spent inside dbt's runner
+    cpu_timings: dict[str, float] = field(default_factory=dict)  # CPU seconds of each stage, all threads
     rows: dict[str, tuple[list[str], list[tuple]]] = field(default_factory=dict)  # task id -> columns, rows read
 
 
@@ -53,13 +54,15 @@ class Stages:
     def __init__(self, echo: Callable[[str], None]):
         self.echo = echo
         self.timings: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}  # on a busy machine, CPU seconds say more than wall seconds
 
     @contextmanager
     def __call__(self, name: str, what: str) -> Iterator[None]:
         self.echo(f"[{name}] {what}")
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         yield
         self.timings[name] = round(time.perf_counter() - start, 3)
+        self.cpu[name] = round(time.process_time() - cpu, 3)
 
 
 SQL_TYPES = ("point_query", "trend_analysis", "comparison", "ranking", "significance_testing", "threshold_crossing",
@@ -191,7 +194,7 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
                               gold_rows=done.gold_rows, graph_json=graph_to_json(graph), card=text, extra_files=extra)
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
                           reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
-                          dbt_seconds=round(project.dbt_seconds, 3), rows=done.rows)
+                          dbt_seconds=round(project.dbt_seconds, 3), cpu_timings=stage.cpu, rows=done.rows)
 
 
 def _round(project, candidates, catalog, connection, dialect, progress, reviewer=None) -> Round:
@@ -202,6 +205,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     out = Round()
     tasks, built = [], {}
     mapping = {relation_key(t.relation_name, dialect): (t.domain, t.name) for t in catalog.tables.values()}
+    writer = VariantWriter(dialect, mapping, "duckdb")  # the bundle's warehouse is DuckDB
     # two steps per candidate: its gold model compiled, its query run
     with click.progressbar(length=2 * len(candidates), label="  gold", file=None if progress else _Null()) as bar:
         for c, outcome in materialize(project, candidates, connection, on_done=bar.update):
@@ -209,7 +213,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
                 out.dropped[c.task_id] = outcome
                 continue
             try:
-                task, rows = _task(outcome, catalog, mapping, dialect)
+                task, rows = _task(outcome, catalog, writer)
             except NotScorable as exc:
                 out.dropped[c.task_id] = f"not scorable: {exc}"
                 continue
@@ -274,15 +278,14 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
     return extra
 
 
-def _task(b: Built, catalog: Catalog, mapping: dict, dialect: str) -> tuple[dict, list]:
+def _task(b: Built, catalog: Catalog, writer: VariantWriter) -> tuple[dict, list]:
     c = b.candidate
     metric = catalog.metrics[c.metric]
     columns, rows = b.columns, b.rows
     result = answer(c, metric, columns, rows)
     order_by = {"ranking": ["rank"], "series": ["period"]}.get(c.shape, list(c.group_by))
-    queries = variant_queries(b.compiled_sql, ["dptool_gold", "dptool_base"], order_by, dialect)
-    sqls = {v: pretty(rename_relations(queries[f"dptool_{v}"], mapping, copy=False), "duckdb")  # bundle's duckdb
-            for v in ("gold", "base")}
+    written = writer.write(b.injected, b.own_sql, ["dptool_gold", "dptool_base"], order_by)
+    sqls = {"gold": written["dptool_gold"], "base": written["dptool_base"]}
     gold_rows = [tuple(r[1:]) for r in rows if r[0] == "gold"]
     if order_by:
         index = [columns.index(col) - 1 for col in order_by]

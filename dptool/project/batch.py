@@ -32,10 +32,16 @@ _INJECTED = re.compile(r"(?:\A\s*|\n\),\s*)(" + CTE_PREFIX + r"\w+) as \(\n")
 
 @dataclass(frozen=True)
 class Compiled:
-    """What dbt wrote for one text: its SQL, or the message of the error that stopped it."""
+    """What dbt wrote for one text: its SQL, or the message of the error that stopped it.
+
+    `sql` is `own_sql` (the text rendered) with `injected` in front: the (name, SQL) of each ephemeral
+    model it reads, in dbt's order (None when dbt's SQL was not in the form this module reads).
+    """
 
     sql: str | None = None
     error: str | None = None
+    own_sql: str | None = None
+    injected: tuple[tuple[str, str], ...] | None = None
 
 
 def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Callable[[int], None] | None = None,
@@ -88,8 +94,7 @@ def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Cal
                     reason = result.message if result is not None else "not compiled"
                     out.update({n: Compiled(error=" ".join((reason or result.status).split())) for n in names})
                 else:
-                    out.update(zip(names, (Compiled(sql) for sql in _cut(result.compiled_code, len(names), nonce)),
-                                   strict=True))
+                    out.update(zip(names, _cut(result.compiled_code, len(names), nonce), strict=True))
                 if on_batch_done:
                     on_batch_done(len(names))
     finally:
@@ -106,7 +111,7 @@ def _batch_text(texts: list[str], nonce: str) -> str:
     return "with\n" + ",\n".join(parts) + f"\n/* {nonce}:end */\nselect 1 as dptool_batch\n" + CONFIG
 
 
-def _cut(compiled: str, count: int, nonce: str) -> list[str]:
+def _cut(compiled: str, count: int, nonce: str) -> list[Compiled]:
     """The SQL of each text of a compiled batch, with the injected CTEs it reads (see module docstring)."""
     marks = []
     at = 0
@@ -126,7 +131,9 @@ def _cut(compiled: str, count: int, nonce: str) -> list[str]:
         opening = f"/* {nonce}:{i} */ dptool_text_{i} as (\n"
         if not segment.startswith(opening) or not segment.endswith("\n)"):
             raise DptoolError(f"dbt's compiled SQL of a {BATCH_TAG} model has text {i} in an unexpected form")
-        out.append(_inject(segment[len(opening):-2], ctes))
+        own = segment[len(opening):-2]
+        needed = _needed(own, ctes)
+        out.append(Compiled(_inject(own, needed), own_sql=own, injected=None if isinstance(needed, str) else needed))
     return out
 
 
@@ -151,19 +158,24 @@ def _injected(section: str) -> list[tuple[str, str]] | str:
     return ctes
 
 
-def _inject(sql: str, ctes: list[tuple[str, str]] | str) -> str:
-    """`sql` with the CTEs it reads (and those they read) in front, as dbt's inject_ctes_into_sql does it."""
-    if isinstance(ctes, str):  # not in dbt's form: every CTE of the batch, unread ones too
-        injected = ctes.rstrip().removesuffix(",")
-    else:
-        bodies = dict(ctes)
-        needed, todo = set(), re.findall(CTE_PREFIX + r"\w+", sql)
-        while todo:
-            name = todo.pop()
-            if name in bodies and name not in needed:
-                needed.add(name)
-                todo += re.findall(CTE_PREFIX + r"\w+", bodies[name])
-        injected = ", ".join(f" {n} as (\n{body}\n)" for n, body in ctes if n in needed)
+def _needed(sql: str, ctes: list[tuple[str, str]] | str) -> tuple[tuple[str, str], ...] | str:
+    """The injected CTEs `sql` reads, and those they read, in dbt's order (all of them when not in dbt's form)."""
+    if isinstance(ctes, str):
+        return ctes
+    bodies = dict(ctes)
+    needed, todo = set(), re.findall(CTE_PREFIX + r"\w+", sql)
+    while todo:
+        name = todo.pop()
+        if name in bodies and name not in needed:
+            needed.add(name)
+            todo += re.findall(CTE_PREFIX + r"\w+", bodies[name])
+    return tuple((n, body) for n, body in ctes if n in needed)
+
+
+def _inject(sql: str, ctes: tuple[tuple[str, str], ...] | str) -> str:
+    """`sql` with `ctes` in front, as dbt's inject_ctes_into_sql writes them."""
+    injected = ctes.rstrip().removesuffix(",") if isinstance(ctes, str) else \
+        ", ".join(f" {n} as (\n{body}\n)" for n, body in ctes)
     if not injected.strip():
         return sql
     start = _LEADING_WITH.match(sql)

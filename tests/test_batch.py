@@ -1,0 +1,105 @@
+"""Model texts compiled by dbt in batches: each text's SQL is what dbt writes when it compiles the text alone."""
+
+from __future__ import annotations
+
+import shutil
+
+import duckdb
+import pytest
+
+from dptool.errors import DptoolError
+from dptool.project import batch
+from dptool.project.batch import BATCH_DIR, compile_texts
+from dptool.project.warehouse import Warehouse
+
+HEADER = "-- a model text\n{{ config(materialized='table', schema='dptool_gold', tags=['dptool_gold']) }}\n"
+TEXTS = {
+    # an ecommerce metric over one ephemeral chain, with a rule and a slice whose literal holds a quote
+    "t_0001": HEADER + "{{ dptool.gold(metric=\"avg_delivery_days\", rules=[\"outlier_exclusion\"], "
+                       "where=[\"customer_state = 'SP'\"], group_by=[\"customer_city\"], shape=\"grouped\") }}\n",
+    # a banking metric whose ephemeral model reads two more (nested injection, hoisted by dbt)
+    "t_0002": HEADER + "{{ dptool.gold(metric=\"dscr\", rules=[\"prague_income_haircut\"], "
+                       "where=[\"A3 = 'Prague'\"], shape=\"value\") }}\n",
+    "t_0003": HEADER + "{{ dptool.gold(metric=\"avg_delivery_days\", rules=[], shape=\"value\") }}\n",
+    # no ephemeral model: nothing injected
+    "t_0004": "select count(*) as n from {{ ref('orders') }}\n-- a line comment at the end swallows no parenthesis",
+    "t_0005": "with x as (select 1 as v)\nselect * from x",
+}
+
+
+def compile_alone(project, texts: dict[str, str]) -> dict[str, str]:
+    """What `dbt compile` writes for each text as a model of its own."""
+    folder = project.project_dir / "models" / "dptool_test_alone"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    try:
+        for name, text in texts.items():
+            (folder / f"alone_{name}.sql").write_text(text, encoding="utf-8")
+        results = project.run("compile", "--select", *[f"alone_{n}" for n in texts], "--no-write-json",
+                              "--no-populate-cache")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return {r.name.removeprefix("alone_"): r.compiled_code for r in results}
+
+
+def test_each_text_is_what_dbt_writes_for_it_alone(demo_project, monkeypatch):
+    monkeypatch.setattr(batch, "BATCH_SIZE", 3)  # two batches: texts of several metrics share one
+    done = []
+    compiled = compile_texts(demo_project, TEXTS, on_batch_done=done.append)
+    alone = compile_alone(demo_project, TEXTS)
+    assert sorted(done) == [2, 3]
+    for name in TEXTS:
+        assert compiled[name].error is None
+        assert compiled[name].sql.strip() == alone[name].strip(), name
+    # dscr reads its own ephemeral model and, through it, two more: all three, in dbt's order
+    assert [n for n, _ in compiled["t_0002"].injected] == [
+        "__dbt__cte__int_banking_loans", "__dbt__cte__int_banking_loan_risk", "__dbt__cte__dscr"]
+    assert compiled["t_0004"].injected == () and compiled["t_0004"].own_sql == compiled["t_0004"].sql
+    assert not (demo_project.project_dir / BATCH_DIR).exists()
+
+
+def test_a_text_that_fails_gets_the_error_and_the_others_compile(demo_project):
+    texts = {**TEXTS, "t_0009": HEADER + "{{ dptool.gold(metric=\"dscr\", rules=[\"not_a_rule\"]) }}\n"}
+    compiled = compile_texts(demo_project, texts)
+    assert list(compiled) == list(texts)
+    assert "rule macro 'rule__not_a_rule' not found" in compiled["t_0009"].error
+    assert "\n" not in compiled["t_0009"].error
+    assert all(compiled[n].sql and compiled[n].error is None for n in TEXTS)
+    assert not (demo_project.project_dir / BATCH_DIR).exists()
+
+
+def test_nothing_to_compile_runs_no_dbt(demo_project):
+    before = demo_project.dbt_seconds
+    assert compile_texts(demo_project, {}) == {}
+    assert demo_project.dbt_seconds == before
+
+
+def test_cut_refuses_sql_without_its_markers():
+    with pytest.raises(DptoolError, match="lost the marker"):
+        batch._cut("with x as (select 1) select 1", 1, "abc")
+
+
+def test_inject_writes_ctes_as_dbt_does():
+    ctes = (("__dbt__cte__a", "select 1 as v"), ("__dbt__cte__b", "select v from __dbt__cte__a"))
+    assert batch._inject("-- c\nwith x as (select * from __dbt__cte__b) select * from x", ctes) == (
+        "-- c\nwith  __dbt__cte__a as (\nselect 1 as v\n),  __dbt__cte__b as (\nselect v from __dbt__cte__a\n), "
+        "x as (select * from __dbt__cte__b) select * from x")
+    assert batch._inject("select * from __dbt__cte__a", ctes[:1]) == (
+        "with __dbt__cte__a as (\nselect 1 as v\n) select * from __dbt__cte__a")
+    # only what a text reads, and what that reads
+    assert batch._needed("select * from __dbt__cte__b", ctes) == ctes
+    assert batch._needed("select * from __dbt__cte__a", ctes) == ctes[:1]
+
+
+def test_query_each_keeps_the_order_and_each_error(tmp_path):
+    path = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("create table t as select range as i from range(1000)")
+    con.close()
+    queries = [f"select sum(i) + {k} as s from t" for k in range(20)]
+    queries[7] = "select no_such_column from t"
+    with Warehouse(path) as wh:
+        results = list(wh.query_each(queries))
+    assert isinstance(results[7], DptoolError) and "no_such_column" in str(results[7])
+    assert [r for i, r in enumerate(results) if i != 7] == [
+        (["s"], [(499500 + k,)]) for k in range(20) if k != 7]
