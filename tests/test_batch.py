@@ -58,13 +58,19 @@ def test_each_text_is_what_dbt_writes_for_it_alone(demo_project, monkeypatch):
     assert not (demo_project.project_dir / BATCH_DIR).exists()
 
 
-def test_a_text_that_fails_gets_the_error_and_the_others_compile(demo_project):
-    texts = {**TEXTS, "t_0009": HEADER + "{{ dptool.gold(metric=\"dscr\", rules=[\"not_a_rule\"]) }}\n"}
-    compiled = compile_texts(demo_project, texts)
-    assert list(compiled) == list(texts)
+def test_a_text_that_fails_gets_the_error_and_the_others_compile(demo_project, monkeypatch):
+    # dbt stops at the failing batch: the batches done before it are read back, the others compiled again
+    monkeypatch.setattr(batch, "BATCH_SIZE", 2)
+    texts = {**TEXTS, "t_0009": HEADER + "{{ dptool.gold(metric=\"dscr\", rules=[\"not_a_rule\"]) }}\n",
+             "t_0010": TEXTS["t_0003"]}
+    done = []
+    compiled = compile_texts(demo_project, texts, on_batch_done=done.append)
+    assert list(compiled) == list(texts) and sum(done) == len(texts)
     assert "rule macro 'rule__not_a_rule' not found" in compiled["t_0009"].error
-    assert "\n" not in compiled["t_0009"].error
-    assert all(compiled[n].sql and compiled[n].error is None for n in TEXTS)
+    assert compiled["t_0009"].error.startswith("Compilation Error in model t_0009 dptool: ")  # the text, one line
+    alone = compile_alone(demo_project, TEXTS)
+    assert {n: compiled[n].sql.strip() for n in TEXTS} == {n: sql.strip() for n, sql in alone.items()}
+    assert compiled["t_0010"].sql == compiled["t_0003"].sql
     assert not (demo_project.project_dir / BATCH_DIR).exists()
 
 

@@ -74,17 +74,29 @@ def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Cal
                 results = project.run("compile", "--select", f"tag:{BATCH_TAG}", "--no-populate-cache",
                                       "--no-write-json")
             except NodeFailed as exc:
+                # dbt stops at the first failing node: what it compiled before is read from target/compiled/
+                failed = {uid.rsplit(".", 1)[-1]: m for uid, m in exc.failed.items()}
+                succeeded = {uid.rsplit(".", 1)[-1]: uid.split(".")[1] for uid in exc.succeeded}
+                if not failed.keys() & batches.keys():
+                    raise
                 pending = []
                 for batch, names in batches.items():
-                    message = next((m for uid, m in exc.failed.items() if uid.rsplit(".", 1)[-1] == batch), None)
-                    if message is None:
-                        pending.append(names)  # stopped with the others: compile it again
-                    elif len(names) == 1:
-                        out[names[0]] = Compiled(error=" ".join(message.split()))
-                        if on_batch_done:
-                            on_batch_done(1)
+                    path = (BATCH_DIR / f"{batch}.sql").as_posix()
+                    if batch in succeeded:
+                        written = project.target_dir / "compiled" / succeeded[batch] / path
+                        out.update(zip(names, _cut(written.read_text(encoding="utf-8"), len(names), nonce),
+                                       strict=True))
+                    elif batch not in failed:
+                        pending.append(names)  # not compiled yet: in the next attempt
+                        continue
+                    elif len(names) == 1:  # dbt names the batch model: the message names the text
+                        message = " ".join(failed[batch].replace(f"{batch} ({path})", names[0]).split())
+                        out[names[0]] = Compiled(error=message)
                     else:
-                        pending += [[n] for n in names]  # find the text that fails
+                        pending += [[n] for n in names]  # which of its texts fails
+                        continue
+                    if on_batch_done:
+                        on_batch_done(len(names))
                 continue
             pending = []
             by_name = {r.name: r for r in results}

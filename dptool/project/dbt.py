@@ -35,11 +35,13 @@ class NodeResult:
 
 
 class NodeFailed(DptoolError):
-    """A dbt command stopped at a failing node: `failed` maps each failed node's unique_id to dbt's message."""
+    """A dbt command stopped at a failing node: `failed` maps each failed node's unique_id to dbt's message,
+    `succeeded` holds the unique_ids of the nodes done before it (their artifacts are written)."""
 
-    def __init__(self, message: str, failed: dict[str, str]):
+    def __init__(self, message: str, failed: dict[str, str], succeeded: set[str]):
         super().__init__(message)
         self.failed = failed
+        self.succeeded = succeeded
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,14 @@ class DbtProject:
         return Path.home() / ".dbt"
 
     @property
+    def target_dir(self) -> Path:
+        """Where dbt writes its artifacts: $DBT_TARGET_PATH, else the project's target-path, else target/."""
+        path = os.environ.get("DBT_TARGET_PATH") or _project_yml(self.project_dir).get("target-path") or "target"
+        return self.project_dir / path
+
+    @property
     def manifest_path(self) -> Path:
-        return self.project_dir / "target" / "manifest.json"
+        return self.target_dir / "manifest.json"
 
     def load_manifest(self) -> dict:
         """The project's compiled manifest, as dbt last wrote it."""
@@ -115,12 +123,15 @@ class DbtProject:
         if self.target:
             cli += ["--target", self.target]
         failed: dict[str, str] = {}
+        succeeded: set[str] = set()
 
         def node_finished(event) -> None:
             if event.info.name != "NodeFinished":
                 return
             if event.data.node_info.node_status == "error":
                 failed[event.data.node_info.unique_id] = event.data.run_result.message
+            elif event.data.node_info.node_status == "success":
+                succeeded.add(event.data.node_info.unique_id)
             if on_node_done:
                 on_node_done()
 
@@ -135,7 +146,7 @@ class DbtProject:
         if outcome.exception is not None:
             message = " ".join(str(outcome.exception).split())
             message = f"dbt {args[0]} failed in {self.project_dir}: {message}"
-            raise NodeFailed(message, failed) if failed else DptoolError(message)
+            raise NodeFailed(message, failed, succeeded) if failed else DptoolError(message)
         return [_node_result(r) for r in getattr(outcome.result, "results", None) or []]
 
     def connection(self) -> Connection:
