@@ -24,6 +24,9 @@ TEXTS = {
     # no ephemeral model: nothing injected
     "t_0004": "select count(*) as n from {{ ref('orders') }}\n-- a line comment at the end swallows no parenthesis",
     "t_0005": "with x as (select 1 as v)\nselect * from x",
+    # a literal that closes a block comment and ends a statement: its batch is compiled again, text by text
+    "t_0006": HEADER + "{{ dptool.gold(metric=\"avg_delivery_days\", rules=[], where=[\"customer_city <> 'a*/; b'\"], "
+                       "shape=\"value\") }}\n",
 }
 
 
@@ -47,7 +50,7 @@ def test_each_text_is_what_dbt_writes_for_it_alone(demo_project, monkeypatch):
     done = []
     compiled = compile_texts(demo_project, TEXTS, on_batch_done=done.append)
     alone = compile_alone(demo_project, TEXTS)
-    assert sorted(done) == [2, 3]
+    assert sorted(done) == [3, 3]
     for name in TEXTS:
         assert compiled[name].error is None
         assert compiled[name].sql.strip() == alone[name].strip(), name
@@ -80,9 +83,11 @@ def test_nothing_to_compile_runs_no_dbt(demo_project):
     assert demo_project.dbt_seconds == before
 
 
-def test_cut_refuses_sql_without_its_markers():
-    with pytest.raises(DptoolError, match="lost the marker"):
-        batch._cut("with x as (select 1) select 1", 1, "abc")
+def test_cut_finds_lost_markers():
+    with pytest.raises(batch._Lost):
+        batch._cut("with x as (select 1) select 1", 1, "abc", plain=False)
+    with pytest.raises(batch._Lost):
+        batch._cut("with x as (select 1) select 1", 1, "abc", plain=True)
 
 
 def test_inject_writes_ctes_as_dbt_does():

@@ -3,9 +3,15 @@
 dbt's cost per model (parsing it, a rendering context, injecting the ephemeral models it reads as CTEs
 with sqlparse, its events and compiled file) is several times what rendering one `dptool.gold` call
 costs. So dptool hands dbt its gold models and probes in batches: one ephemeral model holds a few dozen
-model texts, each in its own CTE, and one `dbt compile` renders them all. What dbt writes for a model
-holding one text alone is then cut back out of its batch: the ephemeral models the text reads, injected
-as CTEs in front of the text's own SQL, in dbt's format and order.
+model texts and one `dbt compile` renders them all. What dbt writes for a model holding one text alone
+is then cut back out of its batch: the ephemeral models the text reads, injected as CTEs in front of the
+text's own SQL, in dbt's format and order.
+
+In a batch, each text sits in a block comment: dbt injects the CTEs after the batch's first WITH, which
+sqlparse finds without taking the texts apart (three quarters of dbt's compile time otherwise). A text
+whose SQL closes the comment and then ends the statement (a `*/` and a `;` in one of its literals) would
+lose what follows: such a batch is compiled again with each text in a CTE of its own, which sqlparse
+reads as SQL.
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ CTE_PREFIX = "__dbt__cte__"  # dbt's name of an ephemeral model injected as a CT
 CONFIG = "{{ config(materialized='ephemeral', tags=['" + BATCH_TAG + "'], contract={'enforced': false}) }}\n"
 _LEADING_WITH = re.compile(r"\A(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?\*/)*with(?:\s+recursive)?\b", re.IGNORECASE | re.DOTALL)
 _INJECTED = re.compile(r"(?:\A\s*|\n\),\s*)(" + CTE_PREFIX + r"\w+) as \(\n")
+
+
+class _Lost(Exception):
+    """A batch's compiled SQL lost a text's markers."""
 
 
 @dataclass(frozen=True)
@@ -57,19 +67,34 @@ def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Cal
         return {}
     folder = project.project_dir / BATCH_DIR
     nonce = uuid.uuid4().hex[:12]  # markers no value in a text can spell
-    pending = [list(texts)[i:i + BATCH_SIZE] for i in range(0, len(texts), BATCH_SIZE)]
+    names = list(texts)
+    pending = [(names[i:i + BATCH_SIZE], False) for i in range(0, len(names), BATCH_SIZE)]
     out: dict[str, Compiled] = {}
+
+    def cut(batch: str, names: list[str], plain: bool, compiled: str) -> None:
+        try:
+            out.update(zip(names, _cut(compiled, len(names), nonce, plain), strict=True))
+        except _Lost:
+            if plain:
+                raise DptoolError(f"dbt's compiled SQL of {BATCH_DIR / batch}.sql lost a text's markers") from None
+            pending.append((names, True))
+            return
+        if on_batch_done:
+            on_batch_done(len(names))
+
     try:
         while pending:
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir(parents=True)
             batches = {}
-            for names in pending:
+            for names, plain in pending:
                 # a batch's name follows from its texts: unchanged batches are not parsed again by a retry
                 batch = f"batch_{names[0]}" if len(names) == 1 else f"batch_{names[0]}__{names[-1]}"
-                batch = re.sub(r"\W", "_", batch)
-                batches[batch] = names
-                (folder / f"{batch}.sql").write_text(_batch_text([texts[n] for n in names], nonce), encoding="utf-8")
+                batch = re.sub(r"\W", "_", batch) + ("_plain" if plain else "")
+                batches[batch] = (names, plain)
+                (folder / f"{batch}.sql").write_text(_batch_text([texts[n] for n in names], nonce, plain),
+                                                     encoding="utf-8")
+            pending = []
             try:
                 results = project.run("compile", "--select", f"tag:{BATCH_TAG}", "--no-populate-cache",
                                       "--no-write-json")
@@ -79,71 +104,76 @@ def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Cal
                 succeeded = {uid.rsplit(".", 1)[-1]: uid.split(".")[1] for uid in exc.succeeded}
                 if not failed.keys() & batches.keys():
                     raise
-                pending = []
-                for batch, names in batches.items():
+                for batch, (names, plain) in batches.items():
                     path = (BATCH_DIR / f"{batch}.sql").as_posix()
                     if batch in succeeded:
                         written = project.target_dir / "compiled" / succeeded[batch] / path
-                        out.update(zip(names, _cut(written.read_text(encoding="utf-8"), len(names), nonce),
-                                       strict=True))
+                        cut(batch, names, plain, written.read_text(encoding="utf-8"))
                     elif batch not in failed:
-                        pending.append(names)  # not compiled yet: in the next attempt
-                        continue
+                        pending.append((names, plain))  # not compiled yet: in the next attempt
                     elif len(names) == 1:  # dbt names the batch model: the message names the text
                         message = " ".join(failed[batch].replace(f"{batch} ({path})", names[0]).split())
                         out[names[0]] = Compiled(error=message)
+                        if on_batch_done:
+                            on_batch_done(1)
                     else:
-                        pending += [[n] for n in names]  # which of its texts fails
-                        continue
-                    if on_batch_done:
-                        on_batch_done(len(names))
+                        pending += [([n], plain) for n in names]  # which of its texts fails
                 continue
-            pending = []
             by_name = {r.name: r for r in results}
-            for batch, names in batches.items():
+            for batch, (names, plain) in batches.items():
                 result = by_name.get(batch)
                 if result is None or result.status != "success" or not result.compiled_code:
-                    reason = result.message if result is not None else "not compiled"
-                    out.update({n: Compiled(error=" ".join((reason or result.status).split())) for n in names})
+                    reason = (result.message or result.status) if result is not None else "not compiled"
+                    out.update({n: Compiled(error=" ".join(reason.split())) for n in names})
+                    if on_batch_done:
+                        on_batch_done(len(names))
                 else:
-                    out.update(zip(names, _cut(result.compiled_code, len(names), nonce), strict=True))
-                if on_batch_done:
-                    on_batch_done(len(names))
+                    cut(batch, names, plain, result.compiled_code)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return {n: out[n] for n in texts}
 
 
-def _batch_text(texts: list[str], nonce: str) -> str:
-    parts = []
-    for i, text in enumerate(texts):
+def _batch_text(texts: list[str], nonce: str, plain: bool) -> str:
+    if plain:  # each text in a CTE: sqlparse reads it as SQL
         # a text ending in a line comment would swallow the closing parenthesis
-        parts.append(f"/* {nonce}:{i} */ dptool_text_{i} as (\n{text.rstrip()}\n)")
+        parts = [f"/* {nonce}:{i} */ dptool_text_{i} as (\n{text.rstrip()}\n)," for i, text in enumerate(texts)]
+    else:  # each text in a block comment: one token to sqlparse
+        parts = [f"/*{nonce}:{i}\n{text.rstrip()}\n{nonce}:{i}*/" for i, text in enumerate(texts)]
     # the config comes last: a text's own config() (a gold model's materialized='table') must not win
-    return "with\n" + ",\n".join(parts) + f"\n/* {nonce}:end */\nselect 1 as dptool_batch\n" + CONFIG
+    return ("with\n" + "\n".join(parts) + f"\n/* {nonce}:end */ dptool_batch as (select 1 as dptool_batch)\n"
+            "select * from dptool_batch\n" + CONFIG)
 
 
-def _cut(compiled: str, count: int, nonce: str) -> list[Compiled]:
+def _cut(compiled: str, count: int, nonce: str, plain: bool) -> list[Compiled]:
     """The SQL of each text of a compiled batch, with the injected CTEs it reads (see module docstring)."""
-    marks = []
-    at = 0
-    for i in [*range(count), "end"]:
-        at = compiled.find(f"/* {nonce}:{i} */", at)
-        if at < 0:
-            raise DptoolError(f"dbt's compiled SQL of a {BATCH_TAG} model lost the marker of text {i}")
-        marks.append(at)
-    head = compiled[:marks[0]]
+    if plain:
+        opening, closing = [f"/* {nonce}:{i} */ dptool_text_{i} as (\n" for i in range(count)], "\n),\n"
+        ends = [f"/* {nonce}:{i + 1} */" for i in range(count - 1)] + [f"/* {nonce}:end */"]
+    else:
+        opening = [f"/*{nonce}:{i}\n" for i in range(count)]
+        ends = [f"\n{nonce}:{i}*/" for i in range(count)]
+        closing = ""
+    texts, at = [], 0
+    for i in range(count):
+        begin = compiled.find(opening[i], at)
+        end = compiled.find(ends[i], begin + len(opening[i])) if begin >= 0 else -1
+        if end < 0:
+            raise _Lost()
+        own = compiled[begin + len(opening[i]):end]
+        if plain:
+            if not own.endswith(closing):
+                raise _Lost()
+            own = own[:-len(closing)]
+        texts.append(own)
+        at = end
+    head = compiled[:compiled.find(opening[0])]
     start = _LEADING_WITH.match(head)
     if start is None:
         raise DptoolError(f"dbt's compiled SQL of a {BATCH_TAG} model does not start with its WITH")
     ctes = _injected(head[start.end():])
     out = []
-    for i in range(count):
-        segment = compiled[marks[i]:marks[i + 1]].rstrip().removesuffix(",").rstrip()
-        opening = f"/* {nonce}:{i} */ dptool_text_{i} as (\n"
-        if not segment.startswith(opening) or not segment.endswith("\n)"):
-            raise DptoolError(f"dbt's compiled SQL of a {BATCH_TAG} model has text {i} in an unexpected form")
-        own = segment[len(opening):-2]
+    for own in texts:
         needed = _needed(own, ctes)
         out.append(Compiled(_inject(own, needed), own_sql=own, injected=None if isinstance(needed, str) else needed))
     return out
