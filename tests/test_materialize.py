@@ -21,12 +21,15 @@ from dptool.generate.materialize import (
     model_sql,
     properties,
     rows_differ,
+    same_rows,
+    write_models,
     write_properties,
 )
 from dptool.generate.sample import Skeleton
 from dptool.project.catalog import load_catalog
-from dptool.project.dbt import DbtProject, NodeResult
-from dptool.sql import equals, in_window
+from dptool.project.dbt import DbtProject
+from dptool.project.warehouse import Warehouse
+from dptool.sql import VariantWriter, equals, in_window, pretty, rename_relations, variant_query
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHOP = load_catalog(json.loads((FIXTURES / "shop_manifest.json").read_text(encoding="utf-8")))
@@ -248,90 +251,62 @@ def test_properties_of_the_new_types():
     assert models[2]["config"]["meta"]["dptool"]["task"]["slice"]["groups"] == ["DF", "SP"]
 
 
-# --- materialize: one dbt build of the new models only ----------------------------------------------------------
+# --- materialize: one dbt compile, the SQL run on the target, nothing built ------------------------------------
+
+DEMO_SKELETON = Skeleton("avg_delivery_days", "model.dptool_demo.orders.customer_state", "spatial",
+                         ("outlier_exclusion",), ("model.dptool_demo.orders",))
 
 
-class FakeProject(DbtProject):
-    """A project folder whose `dbt build` reports scripted results per model name."""
-
-    def __init__(self, root: Path, outcome: dict[str, str]):
-        (root / "dbt_project.yml").write_text("name: shop\n", encoding="utf-8")
-        super().__init__(root)
-        self.outcome = outcome  # task id -> "success" | "error" | "test fails" | "not run"
-        self.runs: list[tuple[str, ...]] = []
-
-    def run(self, *args, on_node_done=None):
-        self.runs.append(args)
-        results = []
-        for name in args[2:]:
-            uid, outcome = f"model.shop.{name}", self.outcome.get(name, "success")
-            if outcome == "not run":
-                continue
-            status = "error" if outcome == "error" else "success"
-            results.append(NodeResult(uid, "model", status, "boom" if status == "error" else "OK",
-                                      compiled_code=f"select 1 -- {name}",
-                                      relation_name=f'"shop"."dptool_gold"."{name}"'))
-            if outcome == "test fails":
-                results.append(NodeResult(f"test.shop.rule_changes_answer_{name}", "test", "fail", "1 row",
-                                          attached_node=uid))
-            if on_node_done:
-                on_node_done()
-        return results
+def demo_candidate(task_id: str, rules=("outlier_exclusion",), where=(), shape="value", group_by=()) -> Candidate:
+    return Candidate(replace(DEMO_SKELETON, rules=tuple(rules)), "point_query", list(where), list(group_by), shape,
+                     None, task_id=task_id)
 
 
-def test_materialize_builds_only_the_new_models(tmp_path):
-    project = FakeProject(tmp_path, {})
-    folder = tmp_path / GOLD_DIR
-    folder.mkdir(parents=True)
-    kept = point_query()
-    (folder / "t_0001.sql").write_text("-- built in an earlier round\n", encoding="utf-8")
-    done = []
-    built, dropped = materialize(project, [ranking(), trend()], SHOP, keep=[kept], on_node_done=lambda: done.append(1))
-    assert project.runs == [("build", "--select", "t_0002", "t_0003")]
-    assert (dropped, len(done)) == ({}, 2)
-    assert [(b.candidate.task_id, b.unique_id, b.relation_name, b.compiled_sql) for b in built] == [
-        ("t_0002", "model.shop.t_0002", '"shop"."dptool_gold"."t_0002"', "select 1 -- t_0002"),
-        ("t_0003", "model.shop.t_0003", '"shop"."dptool_gold"."t_0003"', "select 1 -- t_0003"),
+def test_materialize_runs_each_gold_query_and_says_why_one_is_dropped(demo_project):
+    candidates = [
+        demo_candidate("t_0001", group_by=["customer_state"], shape="grouped"),  # the rule changes the answer
+        demo_candidate("t_0002", rules=["not_a_rule"]),  # does not compile
+        demo_candidate("t_0003", where=["no_such_column = 1"]),  # its query fails
+        demo_candidate("t_0004", where=["delivery_days <= 10"]),  # the rule changes nothing here
+        demo_candidate("t_0005", rules=()),  # no rule to check
     ]
-    # the earlier model stays as it was; the properties describe the kept and the new models
-    assert (folder / "t_0001.sql").read_text(encoding="utf-8") == "-- built in an earlier round\n"
-    assert (folder / "t_0003.sql").read_text(encoding="utf-8") == model_sql(trend())
-    props = yaml.safe_load((folder / "_dptool_gold.yml").read_text(encoding="utf-8"))
-    assert [m["name"] for m in props["models"]] == ["t_0001", "t_0002", "t_0003"]
+    done = []
+    outcomes = list(materialize(demo_project, candidates, demo_project.connection(), on_done=done.append))
+    assert [c.task_id for c, _ in outcomes] == [c.task_id for c in candidates]
+    reasons = {c.task_id: o for c, o in outcomes if isinstance(o, str)}
+    assert set(reasons) == {"t_0002", "t_0003", "t_0004"}
+    assert reasons["t_0002"].startswith("model error: Compilation Error in model t_0002 ")
+    assert reasons["t_0003"].startswith("model error: ") and "no_such_column" in reasons["t_0003"]
+    assert reasons["t_0004"] == "the rule does not change the answer"
+    built = {c.task_id: o for c, o in outcomes if not isinstance(o, str)}
+    assert sum(done) == len(candidates) + len(candidates) - 1  # compiled, then run (all but the one that failed)
+    b = built["t_0001"]
+    assert b.unique_id == "model.dptool_demo.t_0001" and b.columns == ["variant", "customer_state", "value"]
+    assert rows_differ(b.columns, b.rows)
+    with Warehouse.of(demo_project.connection()) as wh:  # the rows are those of the SQL dbt wrote
+        assert sorted(wh.query(b.compiled_sql)[1]) == sorted(b.rows)
+    # the stored SQL of each variant, from the shared CTEs parsed once, is the text variant_query gives
+    mapping = {("dptool_demo", "ecommerce", "orders"): ("ecommerce", "orders")}
+    writer = VariantWriter("duckdb", mapping, "duckdb")
+    for task_id in ("t_0001", "t_0005"):
+        b = built[task_id]
+        written = writer.write(b.injected, b.own_sql, ["dptool_gold", "dptool_base"], ["customer_state"])
+        for name in ("dptool_gold", "dptool_base"):
+            assert written[name] == pretty(rename_relations(
+                variant_query(b.compiled_sql, name, ["customer_state"], "duckdb"), mapping), "duckdb")
+    assert not (demo_project.project_dir / "models" / "dptool_batch").exists()
 
 
-def test_materialize_without_keep_starts_empty(tmp_path):
-    project = FakeProject(tmp_path, {})
+def test_write_models_replaces_the_folder_with_the_kept_models_and_their_tests(tmp_path):
+    (tmp_path / "dbt_project.yml").write_text("name: shop\n", encoding="utf-8")
     folder = tmp_path / GOLD_DIR
     folder.mkdir(parents=True)
-    (folder / "t_0009.sql").write_text("-- stale\n", encoding="utf-8")
-    built, dropped = materialize(project, [ranking()], SHOP)
-    assert ([b.candidate.task_id for b in built], dropped) == (["t_0002"], {})
-    assert sorted(p.name for p in folder.iterdir()) == ["_dptool_gold.yml", "t_0002.sql"]
-
-
-def test_materialize_drops_each_failure(tmp_path):
-    project = FakeProject(tmp_path, {"t_0001": "error", "t_0003": "test fails", "t_0004": "not run"})
-    built, dropped = materialize(project, [point_query(), ranking(), trend(), counterfactual()], SHOP)
-    assert [b.candidate.task_id for b in built] == ["t_0002"]
-    assert {**dropped, "t_0004": dropped["t_0004"].rstrip(":")} == {
-        "t_0001": "model error: boom", "t_0003": "the rule does not change the answer", "t_0004": "model not run"}
-    folder = tmp_path / GOLD_DIR
-    assert sorted(p.name for p in folder.iterdir()) == ["_dptool_gold.yml", "t_0002.sql"]
-    props = yaml.safe_load((folder / "_dptool_gold.yml").read_text(encoding="utf-8"))
-    assert [m["name"] for m in props["models"]] == ["t_0002"]
-
-
-def test_materialize_nothing_new(tmp_path):
-    project = FakeProject(tmp_path, {})
-    folder = tmp_path / GOLD_DIR
-    folder.mkdir(parents=True)
-    (folder / "t_0001.sql").write_text("-- built in an earlier round\n", encoding="utf-8")
-    assert materialize(project, [], SHOP, keep=[point_query()]) == ([], {})
-    assert project.runs == []
-    props = yaml.safe_load((folder / "_dptool_gold.yml").read_text(encoding="utf-8"))
-    assert [m["name"] for m in props["models"]] == ["t_0001"]
-    assert (folder / "t_0001.sql").is_file()
+    (folder / "t_0009.sql").write_text("-- an earlier run's\n", encoding="utf-8")
+    write_models(DbtProject(tmp_path), [point_query(), ranking()], SHOP, {"t_0001": QUESTION})
+    assert sorted(p.name for p in folder.iterdir()) == ["_dptool_gold.yml", "t_0001.sql", "t_0002.sql"]
+    assert (folder / "t_0002.sql").read_text(encoding="utf-8") == model_sql(ranking())
+    assert (folder / "_dptool_gold.yml").read_text(encoding="utf-8") == \
+        (FIXTURES / "gold_properties.yml").read_text(encoding="utf-8")
 
 
 def test_rows_differ_is_the_rule_test_on_rows_read_back():
@@ -342,3 +317,14 @@ def test_rows_differ_is_the_rule_test_on_rows_read_back():
     assert rows_differ(columns, [("base", "SP", 1.0), ("base", "RJ", 2.0), ("gold", "SP", 1.0)])  # a group left
     assert rows_differ(columns, [("base", "SP", 1.0), ("gold", "SP", None)])  # suppressed
     assert rows_differ(columns, [("base", "SP", 1.0), ("gold", "SP", 1.0), ("gold", "SP", 1.0)])  # a multiset
+
+
+def test_float_noise_of_a_large_sum_is_no_change():
+    # DuckDB sums doubles in thread order: a sum in the millions can move in its 9th decimal between runs
+    columns = ["variant", "month", "value"]
+    noisy = [("base", 1, 3456789.123456789), ("gold", 1, 3456789.123456789 + 3e-9)]
+    assert round(noisy[0][2], 9) != round(noisy[1][2], 9)  # the rounding alone would call it a change
+    assert not rows_differ(columns, noisy)
+    assert rows_differ(columns, [("base", 1, 3456789.1234), ("gold", 1, 3456789.1284)])  # a real change
+    assert rows_differ(columns, [("base", 1, 0.5), ("gold", 1, 0.5 + 2e-9)])  # small values: 1e-9 absolute
+    assert same_rows([(1, "SP", None)], [(1, "SP", None)]) and not same_rows([(1, "SP", None)], [(1, "SP", 0.0)])
