@@ -62,8 +62,9 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
              rules_dir, llm, ollama_host, llm_timeout):
     """Generate a benchmark bundle from the dbt project's target/manifest.json.
 
-    Run `dbt build` first: dptool reads the built tables to pick slices, writes one gold model per
-    task under models/dptool_gold/, builds them with dbt, and writes OUT/ (tasks.jsonl, kb/,
+    Run `dbt build` first: dptool reads the built tables to pick slices, compiles one gold model per
+    candidate with dbt, runs its SQL on the target, writes the gold models kept under models/dptool_gold/
+    (`dbt build --select tag:dptool_gold` builds and tests them), and writes OUT/ (tasks.jsonl, kb/,
     warehouse.duckdb, graph.json, card.md).
     """
     from dptool.generate.pipeline import generate as run

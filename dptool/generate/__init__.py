@@ -5,7 +5,7 @@
  3. sample       profile (dimension values and months), sample (skeletons, the five scorers, MMR)
  4. probe        probe (where each skeleton's rules change its metric; nothing built)
  5. instantiate  instantiate (analysis types, windows, slices, gold model arguments)
- 6. materialize  materialize (gold models written and run by dbt)
+ 6. materialize  materialize (gold models compiled by dbt, their SQL run on the target, kept ones written)
  7. enrich       enrich (answers in DI-Bench's formats from the gold rows)
  8. phrase       phrase (templates) or llm_phrase (backward phrasing with an LLM)
  9. validate     validate (stage 1), judge (stage 2, the LLM judge, and one rewrite)

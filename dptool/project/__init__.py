@@ -1,6 +1,7 @@
 """The dbt side: everything dptool knows of a user's dbt project, and the only code that talks to dbt.
 
-dbt (the runner: every dbt call, `DbtProject`, connections) · catalog (manifest.json -> typed tables, dimensions,
+dbt (the runner: every dbt call, `DbtProject`, connections) · batch (model texts compiled by dbt
+in batches: the SQL dbt writes for each) · catalog (manifest.json -> typed tables, dimensions,
 joins, metrics, rules) · semantic (the dbt semantic layer's metrics as dptool metrics) · prepare (the start of a
 run: package check, catalog, rule documents, semantic-layer models) · scaffold (`dptool init`, `dptool rule new`)
 · warehouse (queries on a DuckDB file) and adapter_warehouse (on any target, through dbt's adapter).
