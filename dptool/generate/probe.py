@@ -98,23 +98,29 @@ def probe(project: DbtProject, skeletons: list[Skeleton], catalog: Catalog, prof
 
 
 def _cells(columns: list[str], rows: list[tuple], temporal_dimension: bool) -> Probe:
-    has_period = "period" in columns
-    key_columns = [c for c in columns if c not in ("variant", "value")]
+    # a probe returns a row per variant, month and value of the dimension: thousands, so no dict per row
+    variant, value = columns.index("variant"), columns.index("value")
+    keys = [i for i, c in enumerate(columns) if c not in ("variant", "value")]
+    period = columns.index("period") if "period" in columns else None
+    other = next((i for i in keys if i != period), None)
     values: dict[tuple, dict[str, object]] = {}
     for row in rows:
-        record = dict(zip(columns, row, strict=True))
-        key = tuple(record[c] for c in key_columns)
-        values.setdefault(key, {})[record["variant"]] = record["value"]
+        values.setdefault(tuple(row[i] for i in keys), {})[row[variant]] = row[value]
     out = Probe()
+    months: dict[object, tuple[int, int] | None] = {}
+    at = {i: n for n, i in enumerate(keys)}
     for key, variants in values.items():
-        record = dict(zip(key_columns, key, strict=True))
-        month = _month(record["period"]) if has_period else None
-        others = [record[c] for c in key_columns if c != "period"]
-        value = others[0] if others and not temporal_dimension else ALL
-        if variants.get("base") is not None or variants.get("gold") is not None:
-            out.rows_by_month.setdefault(month, set()).add(value)
-        if _differ(variants.get("base"), variants.get("gold")):
-            out.by_month.setdefault(month, set()).add(value)
+        if period is None:
+            month = None
+        else:
+            stamp = key[at[period]]
+            month = months[stamp] if stamp in months else months.setdefault(stamp, _month(stamp))
+        cell = key[at[other]] if other is not None and not temporal_dimension else ALL
+        base, gold = variants.get("base"), variants.get("gold")
+        if base is not None or gold is not None:
+            out.rows_by_month.setdefault(month, set()).add(cell)
+        if _differ(base, gold):
+            out.by_month.setdefault(month, set()).add(cell)
     return out
 
 
