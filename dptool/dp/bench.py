@@ -17,7 +17,8 @@ from sqlglot import exp
 from dptool.dp import dpjson
 from dptool.dp.baselines import HybridSearch, llm_create, no_search
 from dptool.dp.lineage import parse
-from dptool.dp.score import HARD_MIN_COLUMNS, Report, question_columns, score
+from dptool.dp.reads import question_columns
+from dptool.dp.score import HARD_MIN_COLUMNS, Report, score
 from dptool.errors import DptoolError
 from dptool.llm.client import LLM
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import sqlglot
 
 from dptool.dp import dpjson
-from dptool.dp.lineage import ColumnLineage, model_lineage, qualify_query, relation_key, rename_tables
+from dptool.dp.lineage import ColumnLineage, UniqueColumns, model_lineage, qualify_query, relation_key, rename_tables
 from dptool.errors import DptoolError
 from dptool.project.catalog import Catalog, load_catalog
 
@@ -80,6 +80,30 @@ def databases(catalog: Catalog, catalog_json: dict | None) -> dict[str, dpjson.D
     return result
 
 
+def unique_columns(manifest: dict, dialect: str) -> UniqueColumns:
+    """(relation key, column) of every column dbt proves unique: a `unique` test without a `where`, or a
+    `unique` or `primary_key` constraint."""
+    nodes = {**manifest.get("nodes", {}), **manifest.get("sources", {})}
+
+    def key(uid: str | None) -> str | None:
+        relation = (nodes.get(uid or "") or {}).get("relation_name")
+        return relation_key(sqlglot.to_table(relation, dialect=dialect)) if relation else None
+
+    found = set()
+    for node in nodes.values():
+        meta = node.get("test_metadata") or {}
+        if node.get("resource_type") == "test" and meta.get("name") == "unique" and not meta.get("namespace"):
+            where = (node.get("config") or {}).get("where")
+            column = node.get("column_name") or (meta.get("kwargs") or {}).get("column_name")
+            if not where and column and key(node.get("attached_node")):
+                found.add((key(node["attached_node"]), column.strip('"').lower()))
+        for column in (node.get("columns") or {}).values():
+            if any(c.get("type") in ("unique", "primary_key") for c in column.get("constraints") or []) and key(
+                    node.get("unique_id")):
+                found.add((key(node["unique_id"]), column["name"].lower()))
+    return frozenset(found)
+
+
 def declaration(node: dict) -> dict | None:
     """A node's meta.dptool.data_product, or None."""
     meta = node.get("meta") or node.get("config", {}).get("meta") or {}
@@ -96,6 +120,7 @@ def load_products(manifest: dict, catalog_json: dict, dialect: str, *, created: 
     """
     catalog = load_catalog(manifest, manifest_path)
     schema = warehouse_schema(catalog_json)
+    unique = unique_columns(manifest, dialect)
     nodes = manifest.get("nodes", {})
     keys = {uid: relation_key(sqlglot.to_table(t.relation_name, dialect=dialect)) for uid, t in catalog.tables.items()}
     names = {keys[uid]: t.name for uid, t in catalog.tables.items()}
@@ -117,7 +142,7 @@ def load_products(manifest: dict, catalog_json: dict, dialect: str, *, created: 
         tables = _Tables(names, dialect)
         reached: set[str] = set()
         for uid, node, _ in members:
-            columns = _lineage_of(uid, node, nodes, schema, dialect, catalog, manifest_path)
+            columns = _lineage_of(uid, node, nodes, schema, dialect, catalog, manifest_path, unique)
             result.models[uid] = ModelLineage(uid, node["name"], dp_id, _properties_path(node),
                                               node.get("original_file_path") or "", columns)
             for name, col in columns.items():
@@ -146,10 +171,14 @@ class _Tables:
         return self.names.get(relation, relation.rpartition(".")[2])
 
     def add(self, node: dict, name: str, col: ColumnLineage) -> None:
-        if not col.derived:  # a column of a table, as it is: listed under that table by its own name
-            columns = self.tables.setdefault(self._name(col.edges[0].relation), ([], []))[0]
-            if col.edges[0].column not in columns:
-                columns.append(col.edges[0].column)
+        if not col.derived:
+            # A column of a table, copied: listed under that table by its own name, with the keys that put it
+            # on the model's rows (a DP-Bench data product is tables; joining them again needs the keys, as
+            # DP-Bench's search adds the keys of foreign keys between chosen tables).
+            for relation, column in (col.edges[0].relation, col.edges[0].column), *col.join_keys:
+                columns = self.tables.setdefault(self._name(relation), ([], []))[0]
+                if column not in columns:
+                    columns.append(column)
             return
         # Two models of one data product may both derive a column of one name: the second is qualified.
         label = name if name not in self.labels else f"{node['name']}__{name}"
@@ -209,7 +238,7 @@ def _question(raw: dict, dialect: str) -> dpjson.Question:
 
 
 def _lineage_of(uid: str, node: dict, nodes: dict, schema: dict, dialect: str, catalog: Catalog,
-                manifest_path: str) -> dict[str, ColumnLineage]:
+                manifest_path: str, unique: UniqueColumns) -> dict[str, ColumnLineage]:
     sql = node.get("compiled_code")
     if not sql:
         raise DptoolError(f"{manifest_path}: {uid} has no compiled SQL (the last dbt command did not compile it); "
@@ -227,6 +256,6 @@ def _lineage_of(uid: str, node: dict, nodes: dict, schema: dict, dialect: str, c
             todo.extend(parent.get("depends_on", {}).get("nodes", []))
     try:
         tree = qualify_query(sql, schema, dialect, sources)
-        return model_lineage(tree, schema, dialect)
+        return model_lineage(tree, schema, dialect, unique)
     except DptoolError as exc:
         raise DptoolError(f"{_where(node)}: {exc}") from None
