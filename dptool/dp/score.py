@@ -199,6 +199,14 @@ class DPScore:
 class Report:
     scores: list[DPScore]
     unmatched: list[str]  # predicted data products with no gold
+    db_columns: dict[str, int] = field(default_factory=dict)  # the gold data products' databases: columns
+    hard_min_columns: int = HARD_MIN_COLUMNS
+
+    def empty_hard(self) -> str:
+        """Why the Hard subset is empty, in one line."""
+        sizes = ", ".join(f"{db} {n}" for db, n in sorted(self.db_columns.items()))
+        return (f"Hard subset: empty (no data product is built over a database of ≥ {self.hard_min_columns} "
+                f"columns; columns per database: {sizes or 'none'})")
 
     def summary(self, hard_only: bool = False) -> dict:
         """Macro averages (and the number of data products each is over) for the whole set or Hard."""
@@ -216,6 +224,7 @@ class Report:
 
     def to_dict(self) -> dict:
         return {"all": self.summary(), "hard": self.summary(hard_only=True), "unmatched_predictions": self.unmatched,
+                "hard_min_columns": self.hard_min_columns, "database_columns": self.db_columns,
                 "data_products": [asdict(s) for s in self.scores]}
 
 
@@ -231,7 +240,8 @@ def score(pred: dpjson.Document, gold: dpjson.Document, hard_min_columns: int = 
         p = by_id.get(g.id) or dpjson.DataProduct(g.id, g.db_id, "", ())
         scores.append(_score_one(p, pred.dialect, g, gold.dialect, db, hard_min_columns))
     unmatched = sorted(set(by_id) - {g.id for g in gold.data_products})
-    return Report(scores, unmatched)
+    sizes = {g.db_id: gold.databases[g.db_id].n_columns for g in gold.data_products}
+    return Report(scores, unmatched, sizes, hard_min_columns)
 
 
 def _score_one(p: dpjson.DataProduct, p_dialect: str, g: dpjson.DataProduct, g_dialect: str,
