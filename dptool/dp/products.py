@@ -18,7 +18,10 @@ from dptool.errors import DptoolError
 from dptool.project.catalog import Catalog, load_catalog
 
 QUESTION_DIALECT = "duckdb"  # questions' SQL in meta is read as DuckDB SQL, then transpiled to the target's
-PROVENANCE_MARK = "**Provenance**"  # where `dptool dp provenance` starts its part of a column description
+# Where the part `dptool dp provenance` writes starts: in a column's description, in a model's description.
+PROVENANCE_MARK = "Provenance:"
+PRODUCT_MARKS = ("### Data product request", "Part of data product ")
+_EARLIER_MARKS = ("**Provenance**",)  # what earlier versions wrote, replaced on the next run
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class ModelLineage:
     properties_path: str  # the properties file declaring it, relative to the project ("" when none)
     sql_path: str  # its SQL file, relative to the project
     columns: dict[str, ColumnLineage]
+    holds_request: bool = False  # the model that declares the data product's request and questions
 
 
 @dataclass
@@ -41,8 +45,10 @@ class ProjectProducts:
 
 
 def human_description(text: str) -> str:
-    """A column description without the part `dptool dp provenance` wrote."""
-    return text.split(PROVENANCE_MARK)[0].strip()
+    """A column's or a model's description without the part `dptool dp provenance` wrote."""
+    for mark in (PROVENANCE_MARK, *PRODUCT_MARKS, *_EARLIER_MARKS):
+        text = text.split(mark)[0]
+    return text.strip()
 
 
 def warehouse_schema(catalog_json: dict) -> dict:
@@ -141,10 +147,10 @@ def load_products(manifest: dict, catalog_json: dict, dialect: str, *, created: 
         request, questions = _request(dp_id, members)
         tables = _Tables(names, dialect)
         reached: set[str] = set()
-        for uid, node, _ in members:
+        for uid, node, decl in members:
             columns = _lineage_of(uid, node, nodes, schema, dialect, catalog, manifest_path, unique)
             result.models[uid] = ModelLineage(uid, node["name"], dp_id, _properties_path(node),
-                                              node.get("original_file_path") or "", columns)
+                                              node.get("original_file_path") or "", columns, bool(decl.get("request")))
             for name, col in columns.items():
                 reached |= {domains[rel] for rel, _ in col.reads if rel in domains}
                 tables.add(node, name, col)

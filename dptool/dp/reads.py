@@ -66,6 +66,8 @@ def copied_column(tree: exp.Query, db: Database, dialect: str) -> ColumnRef | No
     computes something (DP-Bench: a copy is a non-derived column of that table, a join on the way or not)."""
     if not isinstance(tree, exp.Select) or len(tree.selects) != 1:
         return None
+    if not isinstance(tree.selects[0].unalias(), exp.Column):
+        return None  # computed right here: no need to follow it down
     try:
         [column] = model_lineage(tree, db.schema(), dialect).values()
     except (DptoolError, SqlglotError, ValueError):
