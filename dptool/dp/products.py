@@ -8,12 +8,20 @@ model's own table, as it is) and which are derived, with their provenance over t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sqlglot
 
 from dptool.dp import dpjson
-from dptool.dp.lineage import ColumnLineage, UniqueColumns, model_lineage, qualify_query, relation_key, rename_tables
+from dptool.dp.lineage import (
+    ColumnLineage,
+    Edge,
+    UniqueColumns,
+    model_lineage,
+    qualify_query,
+    relation_key,
+    rename_tables,
+)
 from dptool.errors import DptoolError
 from dptool.project.catalog import Catalog, load_catalog
 
@@ -127,6 +135,7 @@ def load_products(manifest: dict, catalog_json: dict, dialect: str, *, created: 
     catalog = load_catalog(manifest, manifest_path)
     schema = warehouse_schema(catalog_json)
     unique = unique_columns(manifest, dialect)
+    spelling = _spelling(schema)
     nodes = manifest.get("nodes", {})
     keys = {uid: relation_key(sqlglot.to_table(t.relation_name, dialect=dialect)) for uid, t in catalog.tables.items()}
     names = {keys[uid]: t.name for uid, t in catalog.tables.items()}
@@ -148,7 +157,7 @@ def load_products(manifest: dict, catalog_json: dict, dialect: str, *, created: 
         tables = _Tables(names, dialect)
         reached: set[str] = set()
         for uid, node, decl in members:
-            columns = _lineage_of(uid, node, nodes, schema, dialect, catalog, manifest_path, unique)
+            columns = _lineage_of(uid, node, nodes, schema, dialect, catalog, manifest_path, unique, spelling)
             result.models[uid] = ModelLineage(uid, node["name"], dp_id, _properties_path(node),
                                               node.get("original_file_path") or "", columns, bool(decl.get("request")))
             for name, col in columns.items():
@@ -244,7 +253,7 @@ def _question(raw: dict, dialect: str) -> dpjson.Question:
 
 
 def _lineage_of(uid: str, node: dict, nodes: dict, schema: dict, dialect: str, catalog: Catalog,
-                manifest_path: str, unique: UniqueColumns) -> dict[str, ColumnLineage]:
+                manifest_path: str, unique: UniqueColumns, spelling: dict) -> dict[str, ColumnLineage]:
     sql = node.get("compiled_code")
     if not sql:
         raise DptoolError(f"{manifest_path}: {uid} has no compiled SQL (the last dbt command did not compile it); "
@@ -262,6 +271,25 @@ def _lineage_of(uid: str, node: dict, nodes: dict, schema: dict, dialect: str, c
             todo.extend(parent.get("depends_on", {}).get("nodes", []))
     try:
         tree = qualify_query(sql, schema, dialect, sources)
-        return model_lineage(tree, schema, dialect, unique)
+        columns = model_lineage(tree, schema, dialect, unique)
     except DptoolError as exc:
         raise DptoolError(f"{_where(node)}: {exc}") from None
+    return {name: _spelled(col, spelling) for name, col in columns.items()}
+
+
+def _spelling(schema: dict) -> dict[str, dict[str, str]]:
+    """relation key -> lower-cased column -> the column as catalog.json spells it."""
+    return {".".join(p.lower() for p in (database, schema_name, name) if p): {c.lower(): c for c in columns}
+            for database, schemas in schema.items() for schema_name, relations in schemas.items()
+            for name, columns in relations.items()}
+
+
+def _spelled(col: ColumnLineage, spelling: dict[str, dict[str, str]]) -> ColumnLineage:
+    """The lineage with table columns spelled as catalog.json does (sqlglot lower-cases unquoted names)."""
+
+    def spell(relation: str, column: str) -> str:
+        return spelling.get(relation, {}).get(column.lower(), column)
+
+    return replace(col, edges=tuple(Edge(e.relation, spell(e.relation, e.column), e.type) for e in col.edges),
+                   reads=tuple((r, spell(r, c)) for r, c in col.reads),
+                   join_keys=tuple((r, spell(r, c)) for r, c in col.join_keys))
