@@ -16,7 +16,7 @@ from sqlglot.optimizer.pushdown_projections import pushdown_projections
 from sqlglot.optimizer.qualify import qualify
 
 from dptool.dp.dpjson import ColumnRef, Database
-from dptool.dp.lineage import model_lineage, parse, source_columns
+from dptool.dp.lineage import join_keys, model_lineage, parse, source_columns
 from dptool.errors import DptoolError
 
 
@@ -61,9 +61,13 @@ def question_columns(sql: str, db: Database, dialect: str) -> set[ColumnRef]:
     return columns_read(qualified(sql, db, dialect, strict=False))
 
 
-def copied_column(tree: exp.Query, db: Database, dialect: str) -> ColumnRef | None:
-    """The one column of a table that a one-column qualified query copies or renames, or None when it
-    computes something (DP-Bench: a copy is a non-derived column of that table, a join on the way or not)."""
+def copied_column(tree: exp.Query, db: Database, dialect: str) -> tuple[ColumnRef, set[ColumnRef]] | None:
+    """The one column of a table that a one-column qualified query copies or renames, with the keys its joins
+    read, or None when it computes something.
+
+    DP-Bench: a copy is a non-derived column of that table, a join on the way or not; the keys that join it
+    are non-derived columns too, as in the gold data products dptool.dp.products exports.
+    """
     if not isinstance(tree, exp.Select) or len(tree.selects) != 1:
         return None
     if not isinstance(tree.selects[0].unalias(), exp.Column):
@@ -74,4 +78,4 @@ def copied_column(tree: exp.Query, db: Database, dialect: str) -> ColumnRef | No
         return None
     if column.derived:
         return None
-    return column.edges[0].relation, column.edges[0].column.lower()
+    return (column.edges[0].relation, column.edges[0].column.lower()), {(t, c.lower()) for t, c in join_keys(tree)}

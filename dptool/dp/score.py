@@ -4,8 +4,9 @@
   database's schema, and the columns it reads are its source columns (a file's `source_columns` are not
   trusted). A predicted derived column whose SQL does not parse, names a table or column the database does
   not have, or reads no table of it scores 0 and reads nothing; the reason is kept and the run goes on. A
-  derived column whose SQL only copies or renames one column of a table is that table's non-derived column
-  (DP-Bench's definition, as for the gold: dptool.dp.reads).
+  derived column whose SQL only copies or renames one column of a table is that table's non-derived column,
+  and the keys its joins read are non-derived columns too (DP-Bench's definition, and the gold's: see
+  dptool.dp.reads and dptool.dp.products).
 - Column-level (§5.1): precision, recall and F1 of the set of (table, column) pairs, per data product, then
   macro-averaged (each of P, R and F1 averaged over data products). Two settings: non-derived columns only,
   and with provenance columns (every column a derived column's provenance reads joins the set).
@@ -154,6 +155,7 @@ class ReadColumn(NamedTuple):
     ast: exp.Expression | None  # None: it scores 0
     sources: frozenset[dpjson.ColumnRef]  # what its SQL reads
     copy: dpjson.ColumnRef | None  # the one column of a table it only copies: a non-derived column
+    keys: frozenset[dpjson.ColumnRef] = frozenset()  # a copy's join keys: non-derived columns too
     problem: str = ""  # why it scores 0
 
 
@@ -171,16 +173,16 @@ def read_derived(column: dpjson.DerivedColumn, db: dpjson.Database, dialect: str
         tree = qualified(column.provenance, db, dialect, strict=True)
     except DptoolError as exc:
         if not trusted:
-            return ReadColumn(column.name, None, frozenset(), None, str(exc))
+            return ReadColumn(column.name, None, frozenset(), None, problem=str(exc))
         return ReadColumn(column.name, normalized_ast(column.provenance, dialect, schema),
                           frozenset(column.source_columns), None)
     if not tables_read(tree, db):
         if not trusted:
-            return ReadColumn(column.name, None, frozenset(), None, f"reads no table of database {db.id!r}")
+            return ReadColumn(column.name, None, frozenset(), None, problem=f"reads no table of database {db.id!r}")
         return ReadColumn(column.name, normalized_ast(column.provenance, dialect, schema), frozenset(), None)
-    copy = copied_column(tree, db, dialect)
+    copy, keys = copied_column(tree, db, dialect) or (None, set())
     return ReadColumn(column.name, normalized_ast(column.provenance, dialect, schema), frozenset(columns_read(tree)),
-                      copy)
+                      copy, frozenset(keys))
 
 
 @dataclass
@@ -253,8 +255,8 @@ def _score_one(p: dpjson.DataProduct, p_dialect: str, g: dpjson.DataProduct, g_d
     p_read = [read_derived(d, db, p_dialect) for d in p.derived_columns()]
     g_read = [_gold_derived(d, db, g_dialect, g.id) for d in g.derived_columns()]
     p_derived, g_derived = [r for r in p_read if r.copy is None], [r for r in g_read if r.copy is None]
-    p_columns = p.columns() | {r.copy for r in p_read if r.copy}
-    g_columns = g.columns() | {r.copy for r in g_read if r.copy}
+    p_columns = p.columns().union(*({r.copy, *r.keys} for r in p_read if r.copy))
+    g_columns = g.columns().union(*({r.copy, *r.keys} for r in g_read if r.copy))
     have = p_columns.union(*(r.sources for r in p_derived))
     total, pairs = derived_pairing([r.ast for r in p_derived], [r.ast for r in g_derived])
     answerable, missing = 0, []
