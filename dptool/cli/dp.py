@@ -150,7 +150,13 @@ def import_(project_dir, profiles_dir, dbt_target, file, out_dir):
 @click.option("--hard-min-columns", default=50, show_default=True, type=click.IntRange(1),
               help="A database with at least this many columns puts its data products in the Hard subset.")
 def score_(pred, gold, out, hard_min_columns):
-    """Score PRED against GOLD (DP-Bench JSON files) with DP-Bench §5's metrics."""
+    """Score PRED against GOLD (DP-Bench JSON files) with DP-Bench §5's metrics.
+
+    Derived columns are read from their SQL, qualified against GOLD's database: their source columns are the
+    columns that SQL reads, whatever the file claims. One whose SQL does not parse, names what the database
+    lacks or reads none of its tables scores 0 (the reason is printed); one that only copies a column counts as
+    a non-derived column.
+    """
     from dptool.dp import dpjson
     from dptool.dp.score import score
 
