@@ -163,8 +163,8 @@ def _provenance(dp, model: str, column: str) -> dict:
 
 def test_dbt_docs_show_each_column_s_sources_and_expression(dp):
     ratio = _column(dp, "dp_seller_scorecard", "freight_to_price_ratio")["description"]
-    assert ratio.startswith("Freight charged per BRL of item price.\n\nProvenance: derived (aggregate, through a join) "
-                            "from order_items.freight_value (aggregate) and order_items.price (aggregate).\n\n"
+    assert ratio.startswith("Freight charged per BRL of item price.\n\nProvenance: derived (an aggregate, through a "
+                            "join) from order_items.freight_value (aggregate) and order_items.price (aggregate).\n\n"
                             "Expression:\n\n    it.freight_revenue / NULLIF(it.item_revenue, 0)\n\n"
                             "Computed from the tables by:\n\n    WITH items AS (\n")
     assert "\n    FROM sellers AS s\n" in ratio

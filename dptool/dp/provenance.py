@@ -84,11 +84,15 @@ def _source(relation: str, column: str, names: dict[str, str]) -> str:
     return f"{names.get(relation, relation.rpartition('.')[2])}.{column}" if relation else column
 
 
+_KINDS = {"aggregate": "an aggregate", "derived": "an expression", "cast": "a cast"}
+
+
 def describe(col: ColumnLineage, names: dict[str, str], dialect: str) -> str:
     """The text a column's docs show after its description: plain sentences and indented code blocks."""
     sources = " and ".join(f"{_source(e.relation, e.column, names)} ({e.type})" for e in col.edges)
     if col.derived:
-        how = f"derived ({col.kind}" + (", through a join)" if col.through_join else ")")
+        what = _KINDS.get(col.kind, col.kind)
+        how = f"derived ({what}" + (", through a join)" if col.through_join else ")")
         origin = sources or ("no column: it counts rows" if col.kind == "aggregate" else "no source column")
         lines = [f"{PROVENANCE_MARK} {how} from {origin}.", "", "Expression:", "",
                  _code(col.expression)]
