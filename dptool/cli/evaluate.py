@@ -21,6 +21,11 @@ def _echo_report(report: dict, paths: list[Path]) -> None:
         click.echo(line)
     for problem in report["answers_file"]["problems"]:
         click.echo(f"warning: answers file {problem}", err=True)
+    unknown = report["answers_file"]["unknown_task_ids"]
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        click.echo(f"warning: answers file has {len(unknown)} task id{'s' if len(unknown) > 1 else ''} not in the "
+                   f"bundle, not scored: {shown}", err=True)
     click.echo("wrote " + ", ".join(str(p) for p in paths))
 
 
