@@ -245,3 +245,12 @@ def test_fuzz_every_hostile_query_is_refused_or_stopped_and_the_warehouse_is_unc
     assert wrong == [] and slow == []
     assert hashlib.sha256(warehouse.read_bytes()).hexdigest() == before
     assert sorted(p.name for p in warehouse.parent.iterdir()) == files
+
+
+def test_a_worker_that_dies_is_one_error_line_and_the_next_query_gets_a_new_one(warehouse):
+    with Sandbox(warehouse, timeout=1) as sb:
+        sb._worker.proc.kill()  # as the kernel's OOM killer would
+        sb._worker.proc.wait()
+        assert sb.run("select 1 as a") == ("error: the SQL engine died on this query (exit code -9); nothing was "
+                                           "changed; make it cheaper or simpler")
+        assert sb.run("select 1 as a") == "a\n1\n(1 row)"

@@ -98,8 +98,9 @@ def check_sql(sql: str) -> exp.Query:
     """The parsed query when `sql` is exactly one read-only query; Refused (with the reason) otherwise."""
     if not sql or not sql.strip():
         raise Refused(f"refused: empty SQL; {ONLY}")
-    if too_long(sql):
-        raise Refused(too_long(sql))
+    refusal = too_long(sql)
+    if refusal:
+        raise Refused(refusal)
     try:
         with _quiet_sqlglot():
             statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
@@ -244,7 +245,7 @@ class Sandbox:
         self._start()
         if reply is _TIMED_OUT or code == EXIT_STUCK:
             return f"error: {stopped_message(self.timeout)}"
-        return (f"error: the query stopped the SQL engine (exit code {code}); nothing was changed; "
+        return (f"error: the SQL engine died on this query (exit code {code}); nothing was changed; "
                 f"make it cheaper or simpler")
 
     def schema(self) -> str:
