@@ -431,6 +431,25 @@ def test_counterfactual_of_one_rule_keeps_every_other_rule_in_force():
                        "withdrawn_rule": "exclude_tests"}
 
 
+def test_each_candidate_records_its_rule_scope():
+    """`all` when the candidate applies every rule that governs its metric, `subset` when some, `none` when none;
+    a counterfactual keeps every rule but the withdrawn one (scope `all`, withdrawn_rule set)."""
+    both = ("capital_override", "exclude_tests")
+    expected = {(): "none", ("capital_override",): "subset", ("exclude_tests",): "subset", both: "all"}
+    for rules, scope in expected.items():
+        skeleton = Skeleton("avg_order_value", STATE, "spatial", rules, AOV_TABLES)
+        made = instantiate([skeleton], SHOP, PROFILES, seed=42, dialect="duckdb")
+        assert made
+        for c in made:
+            if c.analysis_type == "counterfactual":
+                assert (c.rule_scope, set(c.rules) | {c.withdrawn_rule}, c.base_rules) == ("all", set(both), both)
+            else:
+                assert (c.rule_scope, c.rules, c.withdrawn_rule) == (scope, rules, None), c.analysis_type
+    # paid_rate has one rule: applying it is applying all of them
+    (c, *_) = instantiate(SKELETONS[2:3], SHOP, PROFILES, seed=42, dialect="duckdb")
+    assert c.rule_scope == "all"
+
+
 def test_counterfactual_needs_a_rule():
     assert instantiate(SKELETONS[1:2], SHOP, PROFILES, seed=42, dialect="duckdb", types=("counterfactual",)) == []
 

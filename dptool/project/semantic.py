@@ -104,6 +104,7 @@ class SemanticLayer:
     models: dict[str, SemanticModel] = field(default_factory=dict)
     joins: list[tuple[str, str, str, str]] = field(default_factory=list)  # (from node, column, to node, column)
     dimensions: list[tuple[str, str, str, str]] = field(default_factory=list)  # (node, column, kind, label)
+    declared: set[str] = field(default_factory=set)  # semantic metrics a dptool metric model of that name wins over
 
 
 def is_generated(node: dict) -> bool:
@@ -156,6 +157,7 @@ def read_layer(manifest: dict, project: str) -> SemanticLayer:
         existing = taken.get(name)
         if existing is not None and "metric" in (_dptool(existing)):
             layer.skipped[name] = f"declared by the dptool metric model {existing.get('unique_id')}, which wins"
+            layer.declared.add(name)
             continue
         model_name = name
         if existing is not None:
@@ -178,7 +180,8 @@ def _resolve_inputs(layer: SemanticLayer) -> None:
     changed = True
     while changed:
         changed = False
-        translated = {m.metric: m.name for m in layer.metrics.values()}
+        # an input a dptool metric model declares is that catalog metric
+        translated = {**{n: n for n in layer.declared}, **{m.metric: m.name for m in layer.metrics.values()}}
         for name, m in sorted(layer.metrics.items()):
             missing = [i["metric"] for i in m.inputs if i["metric"] not in translated]
             if missing:
@@ -186,7 +189,7 @@ def _resolve_inputs(layer: SemanticLayer) -> None:
                 layer.skipped[m.metric] = f"its input {missing[0]!r} is skipped: {reason}"
                 del layer.metrics[name]
                 changed = True
-    translated = {m.metric: m.name for m in layer.metrics.values()}
+    translated = {**{n: n for n in layer.declared}, **{m.metric: m.name for m in layer.metrics.values()}}
     for m in layer.metrics.values():
         if not m.inputs:
             continue
