@@ -255,13 +255,15 @@ def test_card_counts_the_scope_check(demo_bundle):
 def test_composite_gold_models_route_each_rule_to_its_component(demo_project, tasks, demo_catalog):
     """A composite's gold model names every metric it is made of, each with the rules that modify it."""
     import jinja2
+    from jinja2 import nodes
 
     composite = [t for t in tasks if t["gold_sql"] and demo_catalog.metrics[t["metric_ids"][0]].components]
     assert composite
     for t in composite:
         sql = (demo_project.project_dir / "models" / "dptool_gold" / f"{t['task_id']}.sql").read_text("utf-8")
-        call = next(jinja2.Environment().parse(sql).find_all(jinja2.nodes.Call))
-        rules = next(k.value.as_const() for k in call.kwargs if k.key == "rules")
+        (call,) = [n for n in jinja2.Environment().parse(sql).find_all(nodes.Call)
+                   if isinstance(n.node, nodes.Getattr) and n.node.attr == "gold"]
+        rules = next(kw.value.as_const() for kw in call.kwargs if kw.key == "rules")
         metric = t["metric_ids"][0]
         assert list(rules) == demo_catalog.metric_tree(metric), t["task_id"]
         for name, applied in rules.items():

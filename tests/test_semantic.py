@@ -42,7 +42,8 @@ def _layer(manifest: dict) -> dict:
     layer = semantic.read_layer(manifest, "subscriptions")
     return {
         "metrics": {n: {"value": m.decl["value"], "format": m.decl["format"], "formula": m.decl["formula"],
-                        "components": list(m.components), "tables": [t.split(".")[-1] for t in m.tables],
+                        "components": list(m.components), "inputs": m.decl.get("components", []),
+                        "tables": [t.split(".")[-1] for t in m.tables],
                         "columns": [c for _, c in m.columns]} for n, m in sorted(layer.metrics.items())},
         "skipped": dict(sorted(layer.skipped.items())),
         "dimensions": sorted(".".join([d[0].split(".")[-1], d[1], d[2]]) for d in layer.dimensions),
