@@ -20,7 +20,7 @@ from dptool.project import semantic
 from dptool.project.catalog import load_catalog
 from dptool.project.dbt import DbtProject
 from dptool.project.prepare import prepare_catalog
-from tests.subscriptions import GENERATE_ARGS, cli, copy_fixture, relation_sql, set_up
+from tests.subscriptions import GENERATE_ARGS, cli, copy_fixture, metric_sql, set_up
 
 EXPECTED = Path(__file__).parent / "fixtures" / "subscriptions_semantic.json"
 
@@ -88,23 +88,9 @@ def test_metric_values_match_metricflow_semantics(run):
     layer = semantic.read_layer(manifest, "subscriptions")
     relations = {n["name"]: n["relation_name"] for n in manifest["nodes"].values() if n.get("relation_name")}
     con = duckdb.connect(project.connection().path, read_only=True)
-    def value(name: str, where: tuple[str, ...] = ()):
-        decl = layer.metrics[name].decl
-        if not decl.get("components"):
-            model = relation_sql((folder / f"{name}.sql").read_text(encoding="utf-8"), manifest)
-            condition = " where " + " and ".join(f"({w})" for w in where) if where else ""
-            return con.execute(f"select {decl['value']} from ({model}) as m{condition}").fetchone()[0]
-        # a ratio or derived metric: each input on its own (its filter, the caller's), then the expression
-        inputs = {}
-        for item in decl["components"]:
-            item = {"metric": item} if isinstance(item, str) else item
-            inputs[item.get("alias") or item["metric"]] = value(item["metric"], (*where, *item.get("where", [])))
-        columns = ", ".join(f"cast({'null' if v is None else v} as double) as {a}" for a, v in inputs.items())
-        return con.execute(f"select {decl['value']} from (select {columns}) as i").fetchone()[0]
-
     try:
         for name, sql in sorted(BY_HAND.items()):
-            got = value(name)
+            got = con.execute(metric_sql(name, layer, folder, manifest)).fetchone()[0]
             want = con.execute(sql.format(**relations)).fetchone()[0]
             assert got is not None and float(got) == pytest.approx(float(want), rel=1e-12), name
     finally:

@@ -71,7 +71,8 @@ def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[st
         metric = catalog.metrics[c.metric]
         question = (questions or {}).get(c.task_id) or f"{c.analysis_type.replace('_', ' ')} of {metric.label}"
         lines = [question, "", f"Metric: {metric.label} — {metric.formula}"]
-        for rule_id in c.skeleton.rules:
+        # the rules the task names and every rule its gold applies (a counterfactual keeps the others in force)
+        for rule_id in dict.fromkeys([*c.skeleton.rules, *c.rules]):
             lines += ["", f"### Rule: {catalog.rules[rule_id].title}", "", '{{ doc("rule__' + rule_id + '") }}']
         entry = {
             "name": c.task_id,
