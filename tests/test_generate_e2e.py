@@ -188,3 +188,83 @@ def test_the_rule_tests_of_the_gold_models_pass_in_dbt(demo_bundle, demo_project
 def test_no_two_tasks_ask_the_same_question(tasks):
     questions = Counter(" ".join(t["question"].lower().split()) for t in tasks)
     assert [q for q, n in questions.items() if n > 1] == []
+
+
+def _closure_from_graph(graph: dict):
+    """The rules that govern each metric, from graph.json alone: rule -> metric edges, through metric -> metric."""
+    modifies, components = {}, {}
+    for e in graph["edges"]:
+        source, target = e["source"].split(":", 1)[1], e["target"].split(":", 1)[1]
+        if e["type"] == "rule_metric":
+            modifies.setdefault(target, set()).add(source)
+        elif e["type"] == "metric_metric":
+            components.setdefault(source, []).append(target)
+
+    def closure(metric: str) -> set[str]:
+        seen, todo, rules = set(), [metric], set()
+        while todo:
+            current = todo.pop()
+            if current not in seen:
+                seen.add(current)
+                rules |= modifies.get(current, set())
+                todo += components.get(current, [])
+        return rules
+
+    return closure, components
+
+
+def test_every_sql_task_states_the_scope_its_gold_applies(demo_bundle, tasks):
+    """Issue 12: rules_in_force is exactly what the gold applies, and for rule_scope `all` (the question says
+    nothing; a counterfactual: every other policy) it is the closure of the metric's rules in graph.json."""
+    out, _ = demo_bundle
+    closure, components = _closure_from_graph(json.loads((out / "graph.json").read_text(encoding="utf-8")))
+    sql_tasks = [t for t in tasks if t["gold_sql"]]
+    scopes = Counter(t["rule_scope"] for t in sql_tasks)
+    assert {"all", "subset"} <= set(scopes) <= {"all", "subset", "none"}, scopes
+    for t in sql_tasks:
+        governing, in_force = closure(t["metric_ids"][0]), set(t["rules_in_force"])
+        withdrawn = t.get("withdrawn_rule")
+        assert (withdrawn is not None) == (t["analysis_type"] == "counterfactual"), t["task_id"]
+        assert set(t["spec"]["rules"]) == in_force, t["task_id"]  # what the gold model applied
+        question = t["question"].lower()
+        if t["rule_scope"] == "all":
+            assert in_force == governing - {withdrawn}, (t["task_id"], sorted(governing), sorted(in_force))
+            assert "apply only" not in question and "before any policy" not in question, t["task_id"]
+        elif t["rule_scope"] == "subset":
+            assert in_force and in_force < governing and "apply only" in question, t["task_id"]
+        else:
+            assert not in_force and governing and "before any policy" in question, t["task_id"]
+        if withdrawn:
+            assert t["rule_scope"] == "all" and withdrawn in governing, t["task_id"]
+            assert set(t["spec"]["base_rules"]) == governing, t["task_id"]
+            assert "every other policy still in force" in question, t["task_id"]
+    # composites were sampled, and under scope `all` their golds apply rules declared on their components only
+    own = {e["source"].split(":", 1)[1] + ">" + e["target"].split(":", 1)[1]
+           for e in json.loads((out / "graph.json").read_text(encoding="utf-8"))["edges"] if e["type"] == "rule_metric"}
+    composite = [t for t in sql_tasks if components.get(t["metric_ids"][0]) and t["rule_scope"] == "all"]
+    assert any(any(f"{r}>{t['metric_ids'][0]}" not in own for r in t["rules_in_force"]) for t in composite)
+    # counterfactuals keep the other rules in force
+    assert any(t["analysis_type"] == "counterfactual" and t["rules_in_force"] for t in sql_tasks)
+
+
+def test_card_counts_the_scope_check(demo_bundle):
+    out, _ = demo_bundle
+    assert "| scope_mismatch | 0 |" in (out / "card.md").read_text(encoding="utf-8")
+
+
+def test_composite_gold_models_route_each_rule_to_its_component(demo_project, tasks, demo_catalog):
+    """A composite's gold model names every metric it is made of, each with the rules that modify it."""
+    import jinja2
+    from jinja2 import nodes
+
+    composite = [t for t in tasks if t["gold_sql"] and demo_catalog.metrics[t["metric_ids"][0]].components]
+    assert composite
+    for t in composite:
+        sql = (demo_project.project_dir / "models" / "dptool_gold" / f"{t['task_id']}.sql").read_text("utf-8")
+        (call,) = [n for n in jinja2.Environment().parse(sql).find_all(nodes.Call)
+                   if isinstance(n.node, nodes.Getattr) and n.node.attr == "gold"]
+        rules = next(kw.value.as_const() for kw in call.kwargs if kw.key == "rules")
+        metric = t["metric_ids"][0]
+        assert list(rules) == demo_catalog.metric_tree(metric), t["task_id"]
+        for name, applied in rules.items():
+            assert set(applied) == {r for r in t["rules_in_force"] if name in demo_catalog.rules[r].modifies}

@@ -419,12 +419,35 @@ def test_counterfactual_withdraws_one_rule():
     assert set(withdrawn) == set(rules)
 
 
-def test_counterfactual_of_one_rule_has_no_gold_rule():
+def test_counterfactual_of_one_rule_keeps_every_other_rule_in_force():
+    """"Suppose X had never been adopted, with every other policy still in force": the base applies every rule
+    that governs the metric, the gold all but X, whichever rules the skeleton named (issue 12, t_0413)."""
     (c,) = instantiate(SKELETONS[4:5], SHOP, PROFILES, seed=42, dialect="duckdb", types=("counterfactual",))
+    assert SKELETONS[4].rules == ("exclude_tests",)
     assert (c.slice["withdrawn_rule"], c.gold_rules, c.rules, c.base_rules) == (
-        "exclude_tests", (), (), ("exclude_tests",))
+        "exclude_tests", ("capital_override",), ("capital_override",), ("capital_override", "exclude_tests"))
+    assert (c.rule_scope, c.withdrawn_rule) == ("all", "exclude_tests")
     assert c.slice == {"window": {"start": "2017-01-01", "end": "2017-04-01", "label": "Q1 2017"}, "method": "card",
                        "withdrawn_rule": "exclude_tests"}
+
+
+def test_each_candidate_records_its_rule_scope():
+    """`all` when the candidate applies every rule that governs its metric, `subset` when some, `none` when none;
+    a counterfactual keeps every rule but the withdrawn one (scope `all`, withdrawn_rule set)."""
+    both = ("capital_override", "exclude_tests")
+    expected = {(): "none", ("capital_override",): "subset", ("exclude_tests",): "subset", both: "all"}
+    for rules, scope in expected.items():
+        skeleton = Skeleton("avg_order_value", STATE, "spatial", rules, AOV_TABLES)
+        made = instantiate([skeleton], SHOP, PROFILES, seed=42, dialect="duckdb")
+        assert made
+        for c in made:
+            if c.analysis_type == "counterfactual":
+                assert (c.rule_scope, set(c.rules) | {c.withdrawn_rule}, c.base_rules) == ("all", set(both), both)
+            else:
+                assert (c.rule_scope, c.rules, c.withdrawn_rule) == (scope, rules, None), c.analysis_type
+    # paid_rate has one rule: applying it is applying all of them
+    (c, *_) = instantiate(SKELETONS[2:3], SHOP, PROFILES, seed=42, dialect="duckdb")
+    assert c.rule_scope == "all"
 
 
 def test_counterfactual_needs_a_rule():

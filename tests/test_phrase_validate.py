@@ -447,7 +447,78 @@ def test_validate_counts_per_check():
     assert [t["task_id"] for t in kept] == ["t_0001", "t_0006"]
     assert tuple(rejected) == CHECKS
     assert dict(rejected) == {"identifier_leakage": 2, "too_short": 1, "datetime_as_category": 1,
-                              "no_scorable_answer": 1, "rule_without_effect": 2}
+                              "no_scorable_answer": 1, "rule_without_effect": 2, "scope_mismatch": 0}
+
+
+# --- scope_mismatch: the question, rule_scope and rules_in_force agree with the closure ------------------------------
+
+AOV_RULES = ["capital_override", "exclude_tests"]  # every rule that governs avg_order_value
+
+
+def sql_task(rules, **changes) -> dict:
+    """A SQL task on avg_order_value as the pipeline records it, its question from the template phraser."""
+    analysis_type = changes.pop("analysis_type", "point_query")
+    withdrawn = changes.pop("withdrawn_rule", None)
+    skeleton = Skeleton("avg_order_value", "model.shop.customers.state", "spatial",
+                        (withdrawn,) if withdrawn else tuple(rules), AOV_TABLES)
+    slice_ = {"state": "SP", **({"withdrawn_rule": withdrawn} if withdrawn else {})}
+    c = Candidate(skeleton, analysis_type, [], [], "value", None, slice=slice_, window=Q3_2017,
+                  gold_rules=tuple(rules), base_rules=tuple(AOV_RULES) if withdrawn else ())
+    result = computed(c)
+    governing = tuple(AOV_RULES)
+    scope_ = "all" if withdrawn else ("all" if set(rules) == set(governing) else "subset" if rules else "none")
+    task = {"task_id": "t_0100", "question": phrase(c, result, SHOP), "analysis_type": analysis_type,
+            "dimension": "state", "slice": slice_, "gold": result["gold"], "base": result["base"],
+            "answer_format": result["answer_format"], "rule_ids": list(skeleton.rules),
+            "metric_ids": ["avg_order_value"], "gold_sql": "select 1", "rule_scope": scope_,
+            "rules_in_force": list(rules), **({"withdrawn_rule": withdrawn} if withdrawn else {}),
+            "spec": {"metric": "avg_order_value", "rules": list(rules), "base_rules": list(c.base_rules)}}
+    return {**task, **changes}
+
+
+@pytest.mark.parametrize("rules", [AOV_RULES, ["exclude_tests"], []], ids=["all", "subset", "none"])
+def test_scope_of_a_template_question_matches(rules):
+    assert issues(sql_task(rules), SHOP, BANNED) == []
+
+
+def test_scope_of_a_counterfactual_matches():
+    task = sql_task(["capital_override"], analysis_type="counterfactual", withdrawn_rule="exclude_tests")
+    assert task["question"].startswith('Suppose the policy "Test Order Exclusion" had never been adopted')
+    assert issues(task, SHOP, BANNED) == []
+
+
+SCOPE_MISMATCHES = {
+    # t_0413 of issue 12: "every other policy still in force", and the gold applies none
+    "counterfactual_gold_applies_nothing": lambda: sql_task(
+        [], analysis_type="counterfactual", withdrawn_rule="exclude_tests"),
+    "counterfactual_base_lacks_a_rule": lambda: sql_task(
+        ["capital_override"], analysis_type="counterfactual", withdrawn_rule="exclude_tests",
+        spec={"rules": ["capital_override"], "base_rules": ["exclude_tests"]}),
+    "counterfactual_without_withdrawn_rule": lambda: {
+        k: v for k, v in sql_task(["capital_override"], analysis_type="counterfactual",
+                                  withdrawn_rule="exclude_tests").items() if k != "withdrawn_rule"},
+    # t_0640 of issue 12: the question says nothing (every policy), and the gold leaves one out
+    "all_with_a_rule_left_out": lambda: sql_task(AOV_RULES, rules_in_force=["exclude_tests"]),
+    "gold_applies_other_rules": lambda: sql_task(AOV_RULES, spec={"rules": ["exclude_tests"]}),
+    "all_question_says_apply_only": lambda: sql_task(
+        AOV_RULES, question=sql_task(["exclude_tests"])["question"]),
+    "subset_question_says_nothing": lambda: sql_task(["exclude_tests"], question=sql_task(AOV_RULES)["question"]),
+    "subset_question_names_another_policy": lambda: sql_task(
+        ["exclude_tests"], question=sql_task(["capital_override"])["question"]),
+    "subset_that_is_all": lambda: sql_task(AOV_RULES, rule_scope="subset"),
+    "none_with_a_rule_in_force": lambda: sql_task(["exclude_tests"], rule_scope="none"),
+    "none_question_says_nothing": lambda: sql_task([], question=sql_task(AOV_RULES)["question"]),
+    "no_scope_recorded": lambda: {k: v for k, v in sql_task(AOV_RULES).items() if k != "rule_scope"},
+    "withdrawn_rule_on_a_point_query": lambda: {**sql_task(AOV_RULES), "withdrawn_rule": "exclude_tests"},
+}
+
+
+@pytest.mark.parametrize("case", list(SCOPE_MISMATCHES))
+def test_scope_mismatch(case):
+    task = SCOPE_MISMATCHES[case]()
+    assert "scope_mismatch" in issues(task, SHOP, BANNED)
+    kept, rejected = validate([task], SHOP)
+    assert kept == [] and rejected["scope_mismatch"] == 1
 
 
 def test_validate_nothing():

@@ -48,6 +48,10 @@ class Candidate:
     base_rules: tuple[str, ...] = ()  # a counterfactual's base applies every rule
     period: str | None = None  # a Jinja expression for the series shape's period
     encoding: str = "timestamp"  # of the time column the window and period read
+    # what the question states about the rules, and the gold applies (`rules`): every rule that governs the
+    # metric ("all"; a counterfactual: all but `withdrawn_rule`), the rules it names ("subset"), none ("none")
+    rule_scope: str | None = None  # set by `instantiate`
+    withdrawn_rule: str | None = None
 
     @property
     def metric(self) -> str:
@@ -55,6 +59,7 @@ class Candidate:
 
     @property
     def rules(self) -> tuple[str, ...]:
+        """The rules the gold variant applies: the rules in force."""
         return self.skeleton.rules if self.gold_rules is None else self.gold_rules
 
     @property
@@ -177,7 +182,10 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     if probe is not None and not time and not probe.changed():
         return None
 
+    governing = tuple(r.id for r in catalog.governing_rules(metric.id))
+
     def make(shape: str, group_by=(), k=None, min_rows=None, **extra) -> Candidate:
+        extra.setdefault("rule_scope", rule_scope(skeleton.rules, governing))
         return Candidate(skeleton, analysis_type, where, list(group_by), shape, k, min_rows, slice_, window,
                          encoding=encoding, **extra)
 
@@ -217,11 +225,20 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     if analysis_type == "counterfactual":
         if not skeleton.rules:
             return None
+        # "suppose X had never been adopted, with every other policy still in force": the base applies every
+        # rule that governs the metric, the gold all of them but X
         withdrawn = rng.choice(skeleton.rules)
         slice_["withdrawn_rule"] = withdrawn
-        return make("value", gold_rules=tuple(r for r in skeleton.rules if r != withdrawn),
-                    base_rules=skeleton.rules)
+        return make("value", gold_rules=tuple(r for r in governing if r != withdrawn), base_rules=governing,
+                    rule_scope="all", withdrawn_rule=withdrawn)
     return make("value")
+
+
+def rule_scope(rules: tuple[str, ...], governing: tuple[str, ...]) -> str:
+    """"all" when `rules` are every rule that governs the metric, "none" when empty, else "subset"."""
+    if set(rules) == set(governing):
+        return "all"
+    return "subset" if rules else "none"
 
 
 def plausible_types(skeleton: Skeleton, catalog: Catalog, cardinality: dict[str, int]) -> int:

@@ -31,9 +31,15 @@ class Built:
     compiled_sql: str
 
 
-def model_sql(c: Candidate) -> str:
-    """The one-line gold model of a candidate: a call of dptool.gold with Jinja literals."""
-    args = [f"metric={jinja_literal(c.metric)}", f"rules={jinja_literal(list(c.rules))}",
+def model_sql(c: Candidate, catalog: Catalog | None = None) -> str:
+    """The one-line gold model of a candidate: a call of dptool.gold with Jinja literals.
+
+    With the catalog, a composite's rules go to the metrics they modify (`Catalog.rules_argument`).
+    """
+    def rules(ids) -> list | dict:
+        return catalog.rules_argument(c.metric, ids) if catalog is not None else list(ids)
+
+    args = [f"metric={jinja_literal(c.metric)}", f"rules={jinja_literal(rules(c.rules))}",
             f"where={jinja_literal(c.where)}"]
     if c.group_by:
         args.append(f"group_by={jinja_literal(c.group_by)}")
@@ -45,7 +51,7 @@ def model_sql(c: Candidate) -> str:
     if c.period is not None:
         args.append(f"period={c.period}")  # already a Jinja expression (e.g. dbt.date_trunc(...))
     if c.base_rules:
-        args.append(f"base_rules={jinja_literal(list(c.base_rules))}")
+        args.append(f"base_rules={jinja_literal(rules(c.base_rules))}")
     config = "{{ config(materialized='table', schema='dptool_gold', tags=['" + GOLD_TAG + "']) }}\n"
     return HEADER + config + "{{ dptool.gold(" + ", ".join(args) + ") }}\n"
 
@@ -65,7 +71,8 @@ def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[st
         metric = catalog.metrics[c.metric]
         question = (questions or {}).get(c.task_id) or f"{c.analysis_type.replace('_', ' ')} of {metric.label}"
         lines = [question, "", f"Metric: {metric.label} — {metric.formula}"]
-        for rule_id in c.skeleton.rules:
+        # the rules the task names and every rule its gold applies (a counterfactual keeps the others in force)
+        for rule_id in dict.fromkeys([*c.skeleton.rules, *c.rules]):
             lines += ["", f"### Rule: {catalog.rules[rule_id].title}", "", '{{ doc("rule__' + rule_id + '") }}']
         entry = {
             "name": c.task_id,
@@ -102,7 +109,7 @@ def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catal
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for c in candidates:
-        (folder / f"{c.task_id}.sql").write_text(model_sql(c), encoding="utf-8")
+        (folder / f"{c.task_id}.sql").write_text(model_sql(c, catalog), encoding="utf-8")
     # without run_tests, the tests are declared once the last round is done: dbt need not parse a test
     # node per rule task in every round
     write_properties(project, [*keep, *candidates], catalog, tests=run_tests)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from dptool.generate.instantiate import Candidate
+from dptool.generate.instantiate import Candidate, rule_scope
 from dptool.project.catalog import Catalog
 
 
@@ -95,14 +95,31 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
 
 
 def scope(c: Candidate, catalog: Catalog) -> str:
-    """Which of the metric's policies the answer applies, when not all of them: without it, two tasks
-    on one metric and slice under different rule subsets would ask the same question with different golds.
-    A task under all of them says nothing: finding and applying them is the test."""
-    governing = [r.id for r in catalog.rules_of(c.metric)]
-    applied = list(c.skeleton.rules)
-    if c.analysis_type == "counterfactual" or sorted(applied) == sorted(governing):
+    """Which of the policies that govern the metric the answer applies, when not all of them: without it, two
+    tasks on one metric and slice under different rule subsets would ask the same question with different
+    golds. A task under all of them says nothing: finding and applying them is the test. A counterfactual
+    states its scope itself (every policy but the one withdrawn).
+
+    The policies that govern a composite include its components' (`Catalog.governing_rules`).
+    """
+    if c.analysis_type == "counterfactual":
         return ""
-    if not applied:
-        return " Use the metric as the catalog defines it, before any policy adjusts it."
-    titles = " and ".join(f'"{catalog.rules[r].title}"' for r in applied)
-    return f" Of the policies that adjust this metric, apply only {titles}."
+    governing = tuple(r.id for r in catalog.governing_rules(c.metric))
+    return scope_sentence(rule_scope(c.rules, governing), c.rules, c.metric, catalog)
+
+
+NO_POLICY = "before any policy adjusts it"
+ONLY = "apply only"
+
+
+def scope_sentence(rule_scope: str, rules, metric_id: str, catalog: Catalog) -> str:
+    """The sentence a question ends with for a `subset` or `none` scope (with a leading space); "" for `all`."""
+    composite = bool(catalog.metrics[metric_id].components)
+    if rule_scope == "none":
+        whose = " or its components" if composite else ""
+        return f" Use the metric as the catalog defines it, {NO_POLICY}{whose}."
+    if rule_scope == "subset":
+        titles = " and ".join(f'"{catalog.rules[r].title}"' for r in rules)
+        whose = "govern this metric and its components" if composite else "adjust this metric"
+        return f" Of the policies that {whose}, {ONLY} {titles}."
+    return ""

@@ -306,6 +306,10 @@ def _task(b: Built, catalog: Catalog, wh: Warehouse, mapping: dict, dialect: str
         "metric_ids": [c.metric, *metric.components],
         "rule_ids": list(rules),
         "rule_types": rule_types,
+        # what the question states about the rules (dptool.generate.validate's scope_mismatch proves it)
+        "rule_scope": c.rule_scope,
+        "rules_in_force": list(c.rules),
+        **({"withdrawn_rule": c.withdrawn_rule} if c.withdrawn_rule else {}),
         "dimension": c.dimension_column,
         "slice": c.slice,
         "subgraph_id": c.skeleton.id,

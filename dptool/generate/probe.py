@@ -62,7 +62,8 @@ def probe_sql(skeleton: Skeleton, catalog: Catalog, profiles: dict[str, Dimensio
     metric = catalog.metrics[skeleton.metric]
     dim = catalog.dimensions[skeleton.dimension]
     temporal = next((d for d in catalog.dimensions_of(metric) if d.kind == "temporal"), None)
-    args = [f"metric={jinja_literal(skeleton.metric)}", f"rules={jinja_literal(list(skeleton.rules))}"]
+    args = [f"metric={jinja_literal(skeleton.metric)}",
+            f"rules={jinja_literal(catalog.rules_argument(skeleton.metric, skeleton.rules))}"]
     group_by = [] if dim.kind == "temporal" else [dim.column]
     if temporal is not None:
         args.append(f"group_by={jinja_literal(group_by)}")

@@ -66,9 +66,9 @@ class Metric:
     tier: str
     grain: str  # what one row is, plural: "reviews", "delivered orders"
     description: str
-    components: tuple[str, ...]
+    components: tuple[str, ...]  # a composite's inputs, each once: `value` is an expression over them
     tables: tuple[str, ...]  # Table.unique_id, reached through depends_on
-    columns: tuple[str, ...]
+    columns: tuple[str, ...]  # a composite's: those every component has (what it can be sliced by)
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,41 @@ class Catalog:
         return sorted(found.values(), key=lambda d: d.id)
 
     def rules_of(self, metric_id: str) -> list[Rule]:
+        """The rules that declare they modify the metric itself (its rule -> metric edges)."""
         return sorted((r for r in self.rules.values() if metric_id in r.modifies), key=lambda r: r.id)
+
+    def metric_tree(self, metric_id: str) -> list[str]:
+        """The metric and every metric below it through components, each once, in the order met."""
+        found: list[str] = []
+        todo = [metric_id]
+        while todo:
+            current = todo.pop(0)
+            if current in found or current not in self.metrics:
+                continue
+            found.append(current)
+            todo.extend(self.metrics[current].components)
+        return found
+
+    def governing_rules(self, metric_id: str) -> list[Rule]:
+        """The rules in force for a metric: those that modify it, and through its components (recursively,
+        a cycle ends where it started) those that govern each component. Sorted by id."""
+        ids = {r.id for m in self.metric_tree(metric_id) for r in self.rules_of(m)}
+        return [self.rules[r] for r in sorted(ids)]
+
+    def rules_argument(self, metric_id: str, rules) -> list[str] | dict[str, list[str]]:
+        """`rules` as dptool.metric_query takes them for this metric.
+
+        A metric that is not a composite takes the list. A composite takes a mapping from every metric of its
+        tree (itself first) to the rules of `rules` that modify that metric; a rule that modifies none of them
+        applies to the composite itself.
+        """
+        rules = list(rules)
+        tree = self.metric_tree(metric_id)
+        if len(tree) == 1:
+            return rules
+        routed = {m: [r for r in rules if r in self.rules and m in self.rules[r].modifies] for m in tree}
+        routed[metric_id] += [r for r in rules if not any(r in v for v in routed.values())]
+        return routed
 
     def subset(self, domain: str) -> Catalog:
         """The part of the catalog that belongs to one domain."""
@@ -289,15 +323,13 @@ def _load_metric(catalog: Catalog, uid: str, node: dict, nodes: dict, project: s
     fmt = decl.get("format", "number")
     if fmt not in METRIC_FORMATS:
         raise DptoolError(f"{where}: meta.dptool.metric.format is {fmt!r}; expected one of {', '.join(METRIC_FORMATS)}")
+    components = _component_ids(decl.get("components"), where)
     columns = tuple(node.get("columns") or {})
-    if not columns:
+    if not columns and not components:
         raise DptoolError(f"{where}: metric model documents no columns; list them in its properties file")
     tables = tuple(sorted(_tables_below(uid, nodes, catalog.tables)))
-    if not tables:
+    if not tables and not components:
         raise DptoolError(f"{where}: metric model reads no table marked meta.dptool.table")
-    components = decl.get("components") or []
-    if isinstance(components, str):
-        components = [components]
     catalog.metrics[node["name"]] = Metric(
         id=node["name"],
         unique_id=uid,
@@ -314,6 +346,89 @@ def _load_metric(catalog: Catalog, uid: str, node: dict, nodes: dict, project: s
         tables=tables,
         columns=columns,
     )
+
+
+def _component_ids(components, where: str) -> tuple[str, ...]:
+    """The metric names of `components`: names, or mappings {metric, alias, where} (an input with its own filter)."""
+    if not components:
+        return ()
+    if isinstance(components, str | dict):
+        components = [components]
+    ids: list[str] = []
+    for item in components:
+        name = item.get("metric") if isinstance(item, dict) else item
+        if not isinstance(name, str) or not name:
+            raise DptoolError(f"{where}: meta.dptool.metric.components lists {item!r}; expected a metric name or "
+                              "{metric: <name>, alias: <name in value>, where: <filter>}")
+        if name not in ids:
+            ids.append(name)
+    return tuple(ids)
+
+
+def _component_aliases(components) -> list[str]:
+    if isinstance(components, str | dict):
+        components = [components]
+    return [(c.get("alias") or c.get("metric")) if isinstance(c, dict) else c for c in components or []]
+
+
+def _check_composites(catalog: Catalog, manifest: dict) -> None:
+    """A composite's value is an expression over its components, its model refs them, its tables are theirs
+    and its columns those every component has (a slice of the composite must mean the same in each)."""
+    nodes = manifest.get("nodes", {})
+    done: dict[str, Metric] = {}
+
+    def resolve(metric_id: str, path: tuple[str, ...]) -> Metric:
+        metric = catalog.metrics[metric_id]
+        if not metric.components or metric_id in done:
+            return done.get(metric_id, metric)
+        node = nodes.get(metric.unique_id, {})
+        where = _where(node)
+        if metric_id in path:
+            raise DptoolError(f"{where}: meta.dptool.metric.components makes {metric_id!r} its own component "
+                              f"({' -> '.join((*path, metric_id))})")
+        parts = [resolve(c, (*path, metric_id)) for c in metric.components]
+        # a semantic-layer composite's model is dptool's own, and may not be written yet
+        declared = bool(node) and not semantic.is_generated(node)
+        decl = _dptool(node).get("metric") or {}
+        if declared:
+            _check_composite_value(metric, _component_aliases(decl.get("components")), where)
+        depends = set(node.get("depends_on", {}).get("nodes", []))
+        missing = [c for c in metric.components if catalog.metrics[c].unique_id not in depends]
+        if declared and missing:
+            names = ", ".join(repr(c) for c in metric.components)
+            raise DptoolError(f"{where}: meta.dptool.metric.components names {missing[0]!r}, which the model does not "
+                              f"ref; write the model as {{{{ dptool.composite_metric([{names}]) }}}}")
+        shared = [c for c in parts[0].columns if all(c in p.columns for p in parts[1:])]
+        documented = [c for c in metric.columns if c not in shared]
+        if documented:
+            raise DptoolError(f"{where}: columns.{documented[0]} is not a column of every component of the composite "
+                              f"({', '.join(metric.components)}); a composite is sliced by the columns they share")
+        tables = tuple(sorted({t for p in parts for t in p.tables} | set(metric.tables)))
+        done[metric_id] = Metric(**{**metric.__dict__, "columns": tuple(metric.columns or shared), "tables": tables})
+        return done[metric_id]
+
+    for metric_id in sorted(catalog.metrics):
+        resolve(metric_id, ())
+    catalog.metrics.update(done)
+
+
+def _check_composite_value(metric: Metric, aliases: list[str], where: str) -> None:
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(metric.value)
+    except sqlglot.errors.ParseError:
+        return  # the dialect's own syntax: dbt's compile is the judge
+    names = {c.name for c in tree.find_all(exp.Column)}
+    unknown = sorted(names - set(aliases))
+    if unknown or tree.find(exp.AggFunc):
+        what = f"names {unknown[0]!r}, which is no component" if unknown else "aggregates rows"
+        raise DptoolError(f"{where}: meta.dptool.metric.value of a composite is an expression over its components "
+                          f"({', '.join(aliases)}), e.g. {' / '.join(aliases[:2])}; it {what}")
+    unused = [a for a in aliases if a not in names]
+    if unused:
+        raise DptoolError(f"{where}: meta.dptool.metric.value does not use component {unused[0]!r}")
 
 
 def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict, documents: dict[str, str]) -> None:
@@ -396,9 +511,10 @@ def _check_references(catalog: Catalog, manifest: dict, manifest_path: str) -> N
         for component in metric.components:
             if component not in catalog.metrics:
                 raise DptoolError(
-                    f"{_where(manifest['nodes'][metric.unique_id])}: meta.dptool.metric.components names "
+                    f"{_where(manifest['nodes'].get(metric.unique_id, {}))}: meta.dptool.metric.components names "
                     f"unknown metric {component!r}"
                 )
+    _check_composites(catalog, manifest)
     if not catalog.metrics:
         skipped = getattr(catalog.semantic, "skipped", None) or {}
         also = f" ({len(skipped)} semantic-layer metrics were skipped: {', '.join(sorted(skipped))})" if skipped else ""
