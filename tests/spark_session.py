@@ -126,6 +126,7 @@ def start() -> dict[str, float]:
 
 def add_target(project_dir: Path, schema: str) -> None:
     """Give the project's profile a `spark` output writing to `schema`, and dispatch dbt's seed macros to dptool."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # read by the JVM's launcher, before any setting
     project_dir = Path(project_dir)
     conf = yaml.safe_load((project_dir / "dbt_project.yml").read_text(encoding="utf-8"))
     profiles_path = project_dir / "profiles.yml"
