@@ -188,8 +188,8 @@ def test_decimals_and_timestamps_read_from_spark(on_spark):
            " as thirteen_digits, cast(1 as double) / 3 as double_quotient,"
            " timestamp'2018-01-01 12:30:00' as noon, date'2018-02-28' as day")
     with AdapterWarehouse(on_spark.project) as wh:
-        _, types, raw = wh.session.query(sql)
-        _, rows = wh.query(sql)
+        raw = wh.session.query(sql)[2]
+        _, types, rows = wh.typed_query(sql)
     assert types[0].endswith(",6)") and types[1].endswith(",13)") and type(raw[0][0]).__name__ == "Decimal"
     six, thirteen, double, noon, day = rows[0]
     assert type(six) is float and six == 0.333333 and thirteen == 0.3333333333333 and double == 1 / 3
