@@ -81,17 +81,14 @@ def _checks(built: Built, query) -> dict[str, tuple[list[str], list[tuple]]]:
     return out
 
 
-def _scale(type_name: str) -> int | None:
-    """The digits after the point of a Spark DECIMAL(p, s) type name; None for another type."""
-    return int(type_name.split(",")[1].rstrip(") ")) if type_name.startswith("decimal(") else None
-
-
 def test_every_metric_under_every_rule_has_duckdbs_value_on_spark(on_spark, on_duckdb):
     """The metric_checks models (a metric's value without rules and under each rule, per group where a rule acts per
-    group) on Spark and on DuckDB: the same groups, and the same values to 1e-9, or to the last digit Spark keeps
-    for a DECIMAL. `1.0` is a DECIMAL(2, 1) literal on Spark as on DuckDB, but Spark's avg() of a DECIMAL(p, s) is a
+    group) on Spark and on DuckDB: the same groups, and the same values to 1e-9, or to 1e-5 where Spark computed a
+    DECIMAL. `1.0` is a DECIMAL(2, 1) literal on Spark as on DuckDB, but Spark's avg() of a DECIMAL(p, s) is a
     DECIMAL(p + 4, s + 4) where DuckDB's is a DOUBLE: `avg(case ... then 1.0 else 0.0 end)`, a rate, keeps 5 digits
-    (0.00725 on Spark, 0.00724929520741039 on DuckDB)."""
+    (0.00725 on Spark, 0.00724929520741039 on DuckDB), and a score weighting two such rates (0.6 and 0.4) is off by
+    up to 5e-6 (0.861436 on Spark, 0.8614385915611694 on DuckDB): the last digit of the result's type does not bound
+    the error of the digits rounded before it."""
     with AdapterWarehouse(on_spark.project) as wh:
         spark = _checks(on_spark, lambda sql: wh.typed_query(sql)[1:])
     with Warehouse(on_duckdb.project.connection().path) as wh:
@@ -102,10 +99,9 @@ def test_every_metric_under_every_rule_has_duckdbs_value_on_spark(on_spark, on_d
         assert len(rows) == len(duck[name][1]), name
         for s, d in zip(rows, duck[name][1], strict=True):
             for x, y, type_name in zip(s, d, types, strict=True):
-                scale = _scale(type_name)
-                if scale is not None and x is not None:
+                if type_name.startswith("decimal(") and x is not None:
                     decimal_rates += 1
-                    assert abs(x - y) <= 10 ** -scale, (name, s, d, type_name)
+                    assert abs(x - y) <= 1e-5, (name, s, d, type_name)
                 elif isinstance(x, float):
                     assert math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12), (name, s, d)
                 else:
