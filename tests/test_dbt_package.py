@@ -37,6 +37,7 @@ PROVEN = [
     "equality__cross_db__days_between",
     "equality__cross_db__timestamp_literal",
     "equality__cross_db__timestamp_literal_value",
+    "equality__cross_db__is_numeric_column",
     # the data makes the proofs possible: parentheses and the tiebreak change the answer
     "assert_or_predicate_needs_parentheses",
     "assert_ranking_cut_falls_in_a_tie",
