@@ -47,8 +47,9 @@ def test_init_sets_up_a_project(project):
                           "them"]
     assert any(line.split()[:2] == ["packages.yml", "created"] for line in lines)
     assert any(line.split()[:2] == ["models/dptool_gold/", "ok"] for line in lines)
-    assert ("  models/dptool_gold/                ok            dbt's own generate_schema_name puts gold models in "
-            "schema <target schema>_dptool_gold") in lines
+    assert ("  models/dptool_gold/                ok            nothing to configure: gold models set their own "
+            "config (table, tag and group dptool_gold, custom schema dptool_gold: with dbt's own "
+            "generate_schema_name, <target schema>_dptool_gold)") in lines
     assert ("  selectors.yml                      created       a plain `dbt build` skips the gold models (default "
             "selector everything_but_dptool_gold); `dbt build --selector dptool_gold` builds them") in lines
 

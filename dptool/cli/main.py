@@ -91,7 +91,8 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
         echo_llm_summary(client, result.review)
     if refresh:
         click.echo(f"what changed since {refresh}: {result.bundle / 'refresh.md'}")
-    click.echo(f"provenance: cd {Path(project_dir).resolve()} && dbt docs generate && dbt docs serve")
+    # --select '*': a default selector (selectors.yml) leaves the gold models out, and docs need their compiled SQL
+    click.echo(f"provenance: cd {Path(project_dir).resolve()} && dbt docs generate --select '*' && dbt docs serve")
 
 
 @main.command()

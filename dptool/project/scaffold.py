@@ -81,14 +81,17 @@ def plan_init(project_dir: str | Path) -> tuple[Path, dict, list[Change]]:
         raise DptoolError(f"{root / 'dbt_project.yml'}: model-paths is {models}; dptool writes its models under "
                           "models/dptool_gold/ and models/dptool_semantic/, so add \"models\" to model-paths")
     changes = [_package_change(root)]
+    schema = _schema_change(root, macros)
     if _enforces_contracts(conf.get("models")):
         changes.append(Change("models/dptool_gold/", "note", "your models enforce contracts, which gold and semantic-"
                               f"layer models cannot: under models: {conf['name']}: add dptool_gold: {{+contract: "
                               "{enforced: false}} and dptool_semantic: {+contract: {enforced: false}}"))
     else:
+        where = "" if schema else ": with dbt's own generate_schema_name, <target schema>_dptool_gold"
         changes.append(Change("models/dptool_gold/", "ok", "nothing to configure: gold models set their own config "
-                              "(table, tag and group dptool_gold)"))
-    changes.append(_schema_change(root, macros))
+                              f"(table, tag and group dptool_gold, custom schema dptool_gold{where})"))
+    if schema:
+        changes.append(schema)
     changes.append(_selectors_change(root))
     changes.append(_gitignore_change(root))
     docs = _docs_dir(conf, models[0])
@@ -206,8 +209,9 @@ def _version_of(folder: Path) -> str:
 _SCHEMA_MACRO = re.compile(r"\{%-?\s*macro\s+generate_schema_name\s*\(")
 
 
-def _schema_change(root: Path, macro_paths: list[str]) -> Change:
-    """Gold models ask for the custom schema dptool_gold; the project's generate_schema_name decides the schema."""
+def _schema_change(root: Path, macro_paths: list[str]) -> Change | None:
+    """Gold models ask for the custom schema dptool_gold; the project's generate_schema_name, if it has one,
+    decides the schema (None: it has none, and dbt's own makes it <target schema>_dptool_gold)."""
     for folder in macro_paths:
         for path in sorted((root / folder).rglob("*.sql")) if (root / folder).is_dir() else []:
             text = path.read_text(encoding="utf-8", errors="replace")
@@ -219,8 +223,7 @@ def _schema_change(root: Path, macro_paths: list[str]) -> Change:
             return Change(rel, "note", "its generate_schema_name decides where gold models land (they ask for the "
                                        "custom schema dptool_gold); to keep them in schema dptool_gold, make this "
                                        f"the macro's first line: {SCHEMA_LINE}")
-    return Change("models/dptool_gold/", "ok", "dbt's own generate_schema_name puts gold models in schema "
-                                               "<target schema>_dptool_gold")
+    return None
 
 
 # --- selectors.yml: everyday builds without the gold models ---------------------------------------------------
