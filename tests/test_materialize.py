@@ -423,3 +423,9 @@ def test_rows_differ_is_the_rule_test_on_rows_read_back():
     assert rows_differ(columns, [("base", "SP", 1.0), ("base", "RJ", 2.0), ("gold", "SP", 1.0)])  # a group left
     assert rows_differ(columns, [("base", "SP", 1.0), ("gold", "SP", None)])  # suppressed
     assert rows_differ(columns, [("base", "SP", 1.0), ("gold", "SP", 1.0), ("gold", "SP", 1.0)])  # a multiset
+
+
+def test_the_overview_of_thousands_of_tasks():
+    many = [replace(ranking(), task_id=f"t_{i:04d}") for i in range(1, 3001)]
+    sql = overview_sql(many)  # a union this long is no nested tree: it prints
+    assert sql.count("UNION ALL") == 2999 and sql.rstrip().endswith("'' AS rules{% endraw %}")

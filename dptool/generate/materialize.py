@@ -164,11 +164,10 @@ def _overview_properties(candidates: list[Candidate], catalog: Catalog, question
 
 def overview_sql(candidates: list[Candidate]) -> str:
     """The overview model: one row per task; it depends on every metric the tasks ask about."""
-    selects = [exp.select(*[literal(v).as_(k) for k, v in zip(OVERVIEW_COLUMNS, (
-        c.task_id, c.analysis_type, c.metric, ", ".join(c.skeleton.rules)), strict=True)]) for c in candidates]
-    query = selects[0]
-    for s in selects[1:]:
-        query = exp.union(query, s, distinct=False)
+    # one select per task, joined as text: a union of a thousand selects is too deep a tree to print
+    query = "\nUNION ALL\n".join(exp.select(*[literal(v).as_(k) for k, v in zip(OVERVIEW_COLUMNS, (
+        c.task_id, c.analysis_type, c.metric, ", ".join(c.skeleton.rules)), strict=True)]).sql(pretty=True)
+        for c in candidates)
     metrics = sorted({c.metric for c in candidates})
     return (HEADER + "{{ config(materialized='view', schema='" + GOLD_SCHEMA + "', tags=['" + GOLD_TAG
             + "'], group='" + GOLD_GROUP + "') }}\n"
@@ -176,7 +175,7 @@ def overview_sql(candidates: list[Candidate]) -> str:
               "at run time would inline it) -#}\n"
             + "{%- if not execute %}{% for metric in " + jinja_literal(metrics) + " %}{% do ref(metric) %}{% endfor %}"
               "{% endif %}\n"
-            + "{% raw %}" + query.sql(pretty=True) + "{% endraw %}\n")
+            + "{% raw %}" + query + "{% endraw %}\n")
 
 
 def write_properties(project: DbtProject, candidates, catalog, questions=None, tests: bool = True) -> None:
