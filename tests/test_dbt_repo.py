@@ -58,7 +58,8 @@ def test_each_gold_model_lists_the_rule_macros_it_applies(demo_bundle, demo_proj
             continue
         node = nodes[task["dbt_node"]]
         rules = {f"macro.dptool_demo.rule__{r}" for r in task["rule_ids"]}
-        assert set(node["depends_on"]["macros"]) == {"macro.dptool.gold", *rules}, task["task_id"]
+        macros = set(node["depends_on"]["macros"])  # a trend's period calls dbt.date_trunc too
+        assert "macro.dptool.gold" in macros and {m for m in macros if ".rule__" in m} == rules, task["task_id"]
         metric = node["config"]["meta"]["dptool"]["task"]["metric"]  # a composite's components: its own refs
         assert metric in task["metric_ids"] and node["depends_on"]["nodes"] == [f"model.dptool_demo.{metric}"]
         metrics.add(node["depends_on"]["nodes"][0])
