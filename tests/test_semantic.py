@@ -358,15 +358,15 @@ def test_dimension_false_keeps_a_column_out_of_the_dimensions(run):
     customers = manifest["semantic_models"]["semantic_model.subscriptions.customers"]
     next(d for d in customers["dimensions"] if d["name"] == "country")["config"]["meta"] = {
         "dptool": {"dimension": False}}
-    invoices = manifest["nodes"]["model.subscriptions.fct_invoices"]
-    invoices["columns"].setdefault("payment_method", {"name": "payment_method"})
-    invoices["columns"]["payment_method"]["config"] = {"meta": {"dptool": {"dimension": False}}}
-    invoices["columns"]["payment_method"]["meta"] = {"dptool": {"dimension": False}}
+    subscriptions = manifest["nodes"]["model.subscriptions.fct_subscriptions"]
+    column = subscriptions["columns"].setdefault("billing_period", {"name": "billing_period"})
+    column["config"] = {"meta": {"dptool": {"dimension": False}}}
+    column["meta"] = {"dptool": {"dimension": False}}
     docs = {"zero_dollar_invoices": "x " * 30, "early_cancellation": "y " * 30}
     before = {d.id for d in load_catalog(run[1], rule_documents=docs).dimensions.values()}
     after = {d.id for d in load_catalog(manifest, rule_documents=docs).dimensions.values()}
     assert before - after == {"model.subscriptions.dim_customers.country",
-                              "model.subscriptions.fct_invoices.payment_method"}
+                              "model.subscriptions.fct_subscriptions.billing_period"}
     assert "dim_customers.country.categorical" not in _layer(manifest)["dimensions"]
 
     # a table declared with meta.dptool: false is as good as no declaration
