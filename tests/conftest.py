@@ -37,8 +37,8 @@ def clean_environment(environ) -> dict[str, str]:
 
 for _name in [n for n in os.environ if leaky(n)]:
     del os.environ[_name]
-DEMO_PARTS = ("dbt_project.yml", "packages.yml", "profiles.yml", "macros", "models", "seeds", "tests/dbt",
-              "dptool/dbt_package")
+DEMO_PARTS = ("dbt_project.yml", "packages.yml", "profiles.yml", "selectors.yml", "macros", "models", "seeds",
+              "tests/dbt", "dptool/dbt_package")
 IGNORED = shutil.ignore_patterns("target", "dbt_packages", "logs", "*.duckdb", "*.duckdb.wal", "dptool_gold",
                                  "integration_tests", "__pycache__")
 

@@ -456,3 +456,43 @@ def test_unknown_task_ids_are_reported_on_the_terminal(tmp_path):
     proc = run_cli("score", str(bundle), str(tmp_path / "answers.jsonl"), "--out", str(tmp_path / "score"))
     assert proc.returncode == 0, proc.stderr
     assert "warning: answers file has 2 task ids not in the bundle, not scored: T_0001, t_9999\n" in proc.stderr
+
+
+def test_report_html_shows_each_wrong_task_with_its_question_gold_and_given_answer():
+    from html.parser import HTMLParser
+
+    from dptool.evaluate.report import html
+
+    tasks = [{**task("value", {"value": 1.5}), "task_id": "t_1", "question": "Was <b>R&D</b>'s \"share\" over 1?"},
+             {**RANKING, "task_id": "t_2", "question": "Which states lead?"},
+             {**task("value", {"value": 3.0}), "task_id": "t_3", "question": "Is this one right?"}]
+    answers = Answers({"t_1": {"value": "<script>alert(1)</script>"}, "t_3": 3.0}, [])
+    report = score(tasks, answers)
+    assert [(r["question"], r["expected"], r["answer"]) for r in report["results"]][:2] == [
+        (tasks[0]["question"], {"value": 1.5}, {"value": "<script>alert(1)</script>"}),
+        ("Which states lead?", STATES, None)]
+    page = html(report, "run")
+
+    class Text(HTMLParser):
+        """The text of the page's "Wrong answers" section, element by element."""
+
+        def __init__(self):
+            super().__init__()
+            self.tags, self.texts, self.inside = [], [], False
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+
+        def handle_data(self, data):
+            self.inside = self.inside or data.startswith("Wrong answers")
+            if self.inside and data.strip():
+                self.texts.append(data)
+
+    parsed = Text()
+    parsed.feed(page)
+    assert "script" not in parsed.tags  # the given answer is text, never markup
+    section = "\n".join(parsed.texts[:parsed.texts.index("Tasks")])
+    assert section.startswith("Wrong answers (2)")
+    assert "Was <b>R&D</b>'s \"share\" over 1?" in section and "Which states lead?" in section
+    assert '"value": "<script>alert(1)</script>"' in section and "no answer" in section
+    assert '"state": "SP"' in section and "Is this one right?" not in section

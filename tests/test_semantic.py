@@ -350,3 +350,29 @@ def test_no_manifest(tmp_path):
     assert proc.returncode == 1
     assert proc.stderr.strip() == (f"error: {root / 'target' / 'manifest.json'}: no manifest; run `dbt parse` "
                                    f"(or `dbt build`) in {root} first")
+
+
+def test_dimension_false_keeps_a_column_out_of_the_dimensions(run):
+    """`dimension: false` on a semantic dimension, or on its node's column, and the column is no dimension (a
+    DECIMAL amount a semantic model declares categorical, say); a declared table's column likewise."""
+    _, manifest, _, _ = run
+    manifest = copy.deepcopy(manifest)
+    customers = manifest["semantic_models"]["semantic_model.subscriptions.customers"]
+    next(d for d in customers["dimensions"] if d["name"] == "country")["config"]["meta"] = {
+        "dptool": {"dimension": False}}
+    subscriptions = manifest["nodes"]["model.subscriptions.fct_subscriptions"]
+    column = subscriptions["columns"].setdefault("billing_period", {"name": "billing_period"})
+    column["config"] = {"meta": {"dptool": {"dimension": False}}}
+    column["meta"] = {"dptool": {"dimension": False}}
+    docs = {"zero_dollar_invoices": "x " * 30, "early_cancellation": "y " * 30}
+    before = {d.id for d in load_catalog(run[1], rule_documents=docs).dimensions.values()}
+    after = {d.id for d in load_catalog(manifest, rule_documents=docs).dimensions.values()}
+    assert before - after == {"model.subscriptions.dim_customers.country",
+                              "model.subscriptions.fct_subscriptions.billing_period"}
+    assert "dim_customers.country.categorical" not in _layer(manifest)["dimensions"]
+
+    # a table declared with meta.dptool: false is as good as no declaration
+    trials = manifest["nodes"]["model.subscriptions.fct_trials"]
+    trials["config"]["meta"] = trials["meta"] = {"dptool": {"table": True}}
+    trials["columns"] = {"trial_id": {"name": "trial_id", "meta": {"dptool": {"dimension": False}}}}
+    assert "model.subscriptions.fct_trials.trial_id" not in load_catalog(manifest, rule_documents=docs).dimensions

@@ -105,6 +105,9 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold") -> dict
             "correct": verdict.correct,
             "reason": verdict.reason,
             "kind": verdict.kind,
+            "question": task.get("question", ""),
+            "expected": task.get(against),
+            "answer": answers.by_task.get(task["task_id"]),
         })
     known = {t["task_id"] for t in tasks}
     return {

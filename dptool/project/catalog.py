@@ -266,7 +266,7 @@ def _load_table(catalog: Catalog, uid: str, node: dict, project: str) -> None:
     catalog.tables[uid] = table
     for col_name, col in sorted((node.get("columns") or {}).items()):
         kind = _dptool(col).get("dimension")
-        if kind is None:
+        if kind is None or kind is False:  # false: not a dimension (the semantic layer's import skips it too)
             continue
         if kind not in DIMENSION_KINDS:
             raise DptoolError(
@@ -542,7 +542,10 @@ def _extend_with_semantic_layer(catalog: Catalog, manifest: dict) -> None:
         if model.node_id not in catalog.tables:
             catalog.tables[model.node_id] = Table(model.node_id, model.table_name, model.domain, model.relation_name,
                                                   model.description, dict(model.column_docs))
+    nodes = manifest.get("nodes", {})
     for node_id, column, kind, label in layer.dimensions:
+        if _dptool(((nodes.get(node_id) or {}).get("columns") or {}).get(column) or {}).get("dimension") is False:
+            continue  # the node's column says it is no dimension
         if node_id in catalog.tables:
             dim = Dimension(node_id, column, kind, label)
             catalog.dimensions.setdefault(dim.id, dim)

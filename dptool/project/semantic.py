@@ -21,7 +21,8 @@ What translates, and how (MetricFlow's semantics, one row of the semantic model'
 - filters: `Dimension('entity__dim')`, `TimeDimension(...)`, `Entity(...)` resolve to the metric
   model's columns (joined dimensions included); `Metric(...)` filters do not translate.
 - dimensions: categorical dimensions that are plain columns, and each measure's agg_time_dimension,
-  become catalog dimensions of the semantic model's node (an agent-visible table); entities become joins.
+  become catalog dimensions of the semantic model's node (an agent-visible table), except one whose
+  `config.meta.dptool.dimension` (or its node column's `meta.dptool.dimension`) is false; entities become joins.
 
 Cumulative and conversion metrics, offsets, semi-additive measures and metrics whose inputs live in
 different semantic models have no single row grain: each is skipped with its reason, and the run goes on.
@@ -136,11 +137,11 @@ def read_layer(manifest: dict, project: str) -> SemanticLayer:
             layer.joins.append((model.node_id, base_col, layer.models[joined].node_id, joined_col))
         for time_dim in sorted(_agg_time_dimensions(model)):
             dim = model.dimensions.get(time_dim)
-            if dim and dim["type"] == "time" and _PLAIN.fullmatch(dim["expr"]):
+            if dim and dim["type"] == "time" and _PLAIN.fullmatch(dim["expr"]) and _kind(dim) is not False:
                 layer.dimensions.append((model.node_id, dim["expr"], "temporal", dim["label"]))
         for name, dim in model.dimensions.items():
-            if dim["type"] == "categorical" and _PLAIN.fullmatch(dim["expr"]):
-                kind = (dim["meta"].get("dptool") or {}).get("dimension") or "categorical"
+            if dim["type"] == "categorical" and _PLAIN.fullmatch(dim["expr"]) and _kind(dim) is not False:
+                kind = _kind(dim) or "categorical"
                 if kind not in ("spatial", "categorical"):
                     raise DptoolError(f"{model.file}: semantic model {model.name!r}: dimensions.{name}.config.meta."
                                       f"dptool.dimension is {kind!r}; a categorical dimension may be spatial or "
@@ -203,6 +204,11 @@ def _resolve_inputs(layer: SemanticLayer) -> None:
             components.append(entry if len(entry) > 1 else entry["metric"])
         m.decl["components"] = components
         m.components = tuple(dict.fromkeys(translated[i["metric"]] for i in m.inputs))
+
+
+def _kind(dim: dict):
+    """A dimension's `config.meta.dptool.dimension`: spatial, categorical, false (not a dimension), or None."""
+    return (dim["meta"].get("dptool") or {}).get("dimension")
 
 
 def _why_not(metric: dict) -> str:
