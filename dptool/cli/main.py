@@ -168,13 +168,15 @@ def _known_metrics(root: Path) -> set[str] | None:
     import json
 
     from dptool.project import semantic
+    from dptool.project.declarations import check_manifest
 
     path = root / "target" / "manifest.json"
     if not path.is_file():
         return None
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        check_manifest(manifest, str(path))
+    except (OSError, json.JSONDecodeError, DptoolError):
         return None
     declared = {n["name"] for n in manifest.get("nodes", {}).values()
                 if n.get("resource_type") == "model" and "metric" in ((n.get("config") or {}).get("meta") or
