@@ -166,11 +166,11 @@ MALFORMED = {
     ),
     "model_key_misspelt": (
         lambda m: set_dptool(m, f"model.{PROJECT}.orders", {"tabel": True}),
-        f"{ORDERS}: meta.dptool.tabel is not a model key (table, domain, metric, data_product, task)",
+        f"{ORDERS}: meta.dptool.tabel is not a model key (table, domain, metric, data_product, task, semantic)",
     ),
     "rule_on_a_model": (
         lambda m: edit_dptool(m, f"model.{PROJECT}.orders", lambda d: d.update(rule={"type": "temporal"})),
-        f"{ORDERS}: meta.dptool.rule is not a model key (table, domain, metric, data_product, task)",
+        f"{ORDERS}: meta.dptool.rule is not a model key (table, domain, metric, data_product, task, semantic)",
     ),
     "metric_is_text": (
         lambda m: edit_dptool(m, f"model.{PROJECT}.gmv", lambda d: d.update(metric="sum(price)")),
@@ -382,3 +382,20 @@ def test_relationships_test_the_user_disabled(missing_parent_manifest):
     test["unrendered_config"] = {**(test.get("unrendered_config") or {}), "enabled": False}
     loaded = load_catalog(manifest)
     assert not any(j.from_column == "customer_id" and j.from_table.endswith(".orders") for j in loaded.joins)
+
+
+def test_relationships_to_a_disabled_model(missing_parent_manifest):
+    """The model is there, disabled (`enabled: false`): dbt disables the test all the same, and the line says so."""
+    manifest = copy.deepcopy(missing_parent_manifest)
+    _, test = _typo_test(manifest)
+    for ref in test["refs"]:
+        if ref["name"] == "customerz":
+            ref["name"] = "customers"
+    test["test_metadata"]["kwargs"]["to"] = "ref('customers')"
+    customers = manifest["nodes"].pop(f"model.{PROJECT}.customers")
+    manifest.setdefault("disabled", {})[customers["unique_id"]] = [{**customers, "config": {"enabled": False}}]
+    with pytest.raises(DptoolError) as info:
+        load_catalog(manifest)
+    assert str(info.value) == (f"{TABLES_YML}: model.{PROJECT}.orders: columns.customer_id: the relationships "
+                               "test's `to: ref('customers')` names a disabled model; dbt disabled the test, and with "
+                               "it the join dptool reads from it: enable it, or remove the test")

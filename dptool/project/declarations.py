@@ -83,7 +83,6 @@ SQL = Kind("a SQL string", lambda v: isinstance(v, str))
 FLAG = Kind("true or false", lambda v: isinstance(v, bool))
 DATE = Kind("a date as YYYY-MM-DD (e.g. '2017-01-01')", _iso_date)
 MAPPING = Kind("a mapping", lambda v: isinstance(v, dict))
-LIST = Kind("a list", lambda v: isinstance(v, list))
 
 DIMENSION_KINDS = ("temporal", "spatial", "categorical")
 RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
@@ -131,6 +130,7 @@ MODEL = Schema("model", {
     "data_product": Key(Kind("a mapping {id, request, questions}", lambda v: isinstance(v, dict),
                              schema=DATA_PRODUCT)),
     "task": Key(MAPPING, hint="written by `dptool generate` on gold models"),
+    "semantic": Key(MAPPING, hint="written by `dptool generate` on the semantic layer's metric models"),
 })
 SEED = Schema("seed", dict(_TABLE_KEYS))
 SOURCE = Schema("source", dict(_TABLE_KEYS))
@@ -214,7 +214,7 @@ def check_manifest(manifest, manifest_path: str) -> None:
                 raise DptoolError(f"{exc}; {REWRITE}") from None
 
 
-def where(node: dict) -> str:
+def _where(node: dict) -> str:
     """`file: unique id` of a node: its properties file when it has one, else the file that defines it."""
     path = node.get("patch_path") or node.get("original_file_path") or node.get("path") or "?"
     return f"{path.split('://')[-1]}: {node.get('unique_id', '?')}"
@@ -285,7 +285,7 @@ def _meta(node: dict) -> dict:
 
 
 def _check_node(node: dict, metric_keys: tuple[str, ...], rule_keys: tuple[str, ...]) -> None:
-    place = where(node)
+    place = _where(node)
     kind = node.get("resource_type") or ""
     schema = NODE_SCHEMAS.get(kind)
     if schema is not None:
@@ -329,31 +329,41 @@ def _check_relationships(manifest: dict) -> None:
     nodes = manifest.get("nodes") or {}
     sources = manifest.get("sources") or {}
     tables = {uid for uid, n in (*nodes.items(), *sources.items()) if _dptool_of(n).get("table")}
-    names = {(n.get("package_name"), n.get("name")) for n in nodes.values()
-             if n.get("resource_type") in ("model", "seed", "snapshot")}
-    source_names = {(n.get("source_name"), n.get("name")) for n in sources.values()}
     # dbt files such a test under `disabled` (or, on a full parse, among the nodes, disabled); one the user
     # disabled says so in its unrendered config, and is theirs to keep
     disabled = [n for versions in (manifest.get("disabled") or {}).values() if isinstance(versions, list)
-                for n in versions if isinstance(n, dict)]
+                for n in versions if isinstance(n, dict)] if isinstance(manifest.get("disabled"), dict) else []
+    enabled_names, disabled_names = _relation_names(nodes.values()), _relation_names(disabled)
+    source_names = {(n.get("source_name"), n.get("name")) for n in sources.values()}
     for test in sorted([*nodes.values(), *disabled], key=lambda n: str(n.get("unique_id"))):
         meta = test.get("test_metadata") or {}
         if test.get("resource_type") != "test" or meta.get("name") != "relationships" or meta.get("namespace"):
             continue
         if test.get("attached_node") not in tables or (test.get("unrendered_config") or {}).get("enabled") is False:
             continue
-        missing = [r for r in test.get("refs") or [] if not _ref_found(r, names)]
-        missing += [s for s in test.get("sources") or []
-                    if not (isinstance(s, list) and len(s) == 2 and tuple(s) in source_names)]
-        if missing:
+        refs = [r for r in test.get("refs") or [] if not _ref_found(r, enabled_names)]
+        sources_missing = [s for s in test.get("sources") or []
+                           if not (isinstance(s, list) and len(s) == 2 and tuple(s) in source_names)]
+        if refs or sources_missing:
             kwargs = meta.get("kwargs") or {}
             column = kwargs.get("column_name") or test.get("column_name") or "?"
             file = (test.get("original_file_path") or "?").split("://")[-1]
+            what, fix = ("names a disabled model", "enable it") if any(_ref_found(r, disabled_names) for r in refs) \
+                else ("names no model, seed, snapshot or source of the project", "fix `to`")
             raise DptoolError(
                 f"{file}: {test['attached_node']}: columns.{column}: the relationships test's "
-                f"`to: {kwargs.get('to')}` names no model, seed, snapshot or source of the project; dbt disabled "
-                "the test, and with it the join dptool reads from it: fix `to`, or remove the test"
+                f"`to: {kwargs.get('to')}` {what}; dbt disabled the test, and with it the join dptool reads from "
+                f"it: {fix}, or remove the test"
             )
+
+
+def _relation_names(nodes) -> dict[str, set[str | None]]:
+    """Model, seed and snapshot names -> the packages that have one by that name."""
+    found: dict[str, set[str | None]] = {}
+    for n in nodes:
+        if n.get("resource_type") in ("model", "seed", "snapshot"):
+            found.setdefault(n.get("name"), set()).add(n.get("package_name"))
+    return found
 
 
 def _dptool_of(node: dict) -> dict:
@@ -361,11 +371,11 @@ def _dptool_of(node: dict) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _ref_found(ref, names: set[tuple[str | None, str | None]]) -> bool:
+def _ref_found(ref, names: dict[str, set[str | None]]) -> bool:
     if isinstance(ref, dict):
         package, name = ref.get("package"), ref.get("name")
     elif isinstance(ref, list) and ref:
         package, name = (ref[0], ref[-1]) if len(ref) > 1 else (None, ref[0])
     else:
         return True  # a shape dptool does not know: dbt's own check stands
-    return any(n == name and (package is None or p == package) for p, n in names)
+    return name in names and (package is None or package in names[name])
