@@ -324,12 +324,13 @@ MALFORMED = {
     ),
     "rule_modifies_nothing": (
         lambda m: edit_rule(m, "csat_neutral_exclusion", lambda d: d.update(modifies=[])),
-        f"{RULES_YML}: macro.{PROJECT}.rule__csat_neutral_exclusion: meta.dptool.rule.modifies names no metric",
+        f"{RULES_YML}: macro.{PROJECT}.rule__csat_neutral_exclusion: meta.dptool.rule.modifies is empty "
+        "(the metric or metrics the rule changes)",
     ),
     "bad_dimension_kind": (
         lambda m: edit_column(m, "orders", "order_status", lambda d: d.update(dimension="category")),
         f"{TABLES_YML}: model.{PROJECT}.orders: columns.order_status.meta.dptool.dimension is 'category'; "
-        "expected one of temporal, spatial, categorical",
+        "expected one of temporal, spatial, categorical, or false (not a dimension)",
     ),
     "rule_macro_not_named_rule": (
         lambda m: rename_macro(m, "rule__outlier_exclusion", "outlier_exclusion"),

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dptool.errors import DptoolError
-from dptool.project import semantic
+from dptool.project import declarations, semantic
 
 DIMENSION_KINDS = ("temporal", "spatial", "categorical")
 RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
@@ -180,6 +180,7 @@ def load_catalog(manifest: dict, manifest_path: str = "manifest.json",
     maps a rule id to its document (markdown files of `--rules-dir`), for rule macros whose
     description is empty.
     """
+    declarations.check(manifest, manifest_path, metric_keys=METRIC_KEYS, rule_keys=RULE_KEYS)
     project = manifest.get("metadata", {}).get("project_name") or ""
     digest = hashlib.sha256(json.dumps(_hashed_part(manifest), sort_keys=True).encode()).hexdigest()
     catalog = Catalog(project=project, manifest_hash=digest)

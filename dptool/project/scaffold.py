@@ -445,14 +445,16 @@ def project_metrics(root: Path) -> tuple[set[str], dict[str, str], dict[str, str
     """From the project's last manifest, if any: its metric ids (declared and from the semantic layer), the
     semantic metrics declared under another id (name -> id) and those dptool skips (name -> why)."""
     from dptool.project import semantic
+    from dptool.project.declarations import check_manifest
 
     path = root / "target" / "manifest.json"
     if not path.is_file():
         return None
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
+        check_manifest(manifest, str(path))
+    except (OSError, json.JSONDecodeError, DptoolError):
+        return None  # an unreadable manifest: the metrics are taken as given, as without one
     declared = {n["name"] for n in manifest.get("nodes", {}).values()
                 if n.get("resource_type") == "model" and "metric" in ((n.get("config") or {}).get("meta") or
                                                                        n.get("meta") or {}).get("dptool", {})}
