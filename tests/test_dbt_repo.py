@@ -57,7 +57,9 @@ def test_each_gold_model_lists_the_rule_macros_it_applies(demo_bundle, demo_proj
         if not task["gold_sql"]:
             continue
         node = nodes[task["dbt_node"]]
-        rules = {f"macro.dptool_demo.rule__{r}" for r in task["rule_ids"]}
+        # the gold variant's rules, and a counterfactual's withdrawn rule (its base variant applies it)
+        applied = [*task["rules_in_force"], *([task["withdrawn_rule"]] if task.get("withdrawn_rule") else [])]
+        rules = {f"macro.dptool_demo.rule__{r}" for r in applied}
         macros = set(node["depends_on"]["macros"])  # a trend's period calls dbt.date_trunc too
         assert "macro.dptool.gold" in macros and {m for m in macros if ".rule__" in m} == rules, task["task_id"]
         metric = node["config"]["meta"]["dptool"]["task"]["metric"]  # a composite's components: its own refs

@@ -263,7 +263,7 @@ def test_composite_gold_models_route_each_rule_to_its_component(demo_project, ta
     assert composite
     for t in composite:
         sql = (demo_project.project_dir / "models" / "dptool_gold" / f"{t['task_id']}.sql").read_text("utf-8")
-        (call,) = [n for n in jinja2.Environment().parse(sql).find_all(nodes.Call)
+        (call,) = [n for n in jinja2.Environment(extensions=["jinja2.ext.do"]).parse(sql).find_all(nodes.Call)
                    if isinstance(n.node, nodes.Getattr) and n.node.attr == "gold"]
         rules = next(kw.value.as_const() for kw in call.kwargs if kw.key == "rules")
         metric = t["metric_ids"][0]

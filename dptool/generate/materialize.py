@@ -72,6 +72,7 @@ def applied_rules(c: Candidate) -> list[str]:
 
 # The keys of the spec dptool.metric_spec builds (dptool/dbt_package/macros/metric_spec.sql), empty.
 BLANK_SPEC = {"metric": None, "relation": None, "source_columns": [], "columns": {}, "period": None, "value": "",
+              "inputs": [],
               "where": [], "having": [], "group_by": [], "order_by": [], "limit": None}
 
 
