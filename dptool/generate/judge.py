@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dptool.errors import DptoolError
+from dptool.generate.enrich import TREND_RULE
 from dptool.generate.llm_phrase import (
     ANALYSIS_TYPES,
     generate_question,
@@ -34,7 +35,7 @@ STAGE_JUDGE = "judge"
 DIMENSIONS = ("objectivity", "leakage", "naturalness", "relevance", "format_alignment", "correctness", "reasoning",
               "scope")
 PHRASING = ("naturalness", "leakage", "format_alignment")
-PHRASING_CHECKS = ("identifier_leakage", "too_short")
+PHRASING_CHECKS = ("identifier_leakage", "too_short", "trend_rule_unstated")
 MAX_SQL_CHARS = 8000
 _TRUE = {"1", "pass", "passed", "true", "yes"}
 _FALSE = {"0", "fail", "failed", "false", "no"}
@@ -200,6 +201,8 @@ class Reviewer:
             return f"leakage: the question names database identifiers ({', '.join(named)})"
         if check == "too_short":
             return "the question is too short to state the metric, the scope and the answer wanted"
+        if check == "trend_rule_unstated":
+            return f"the question must state how the direction is decided: {TREND_RULE}"
         return check
 
 

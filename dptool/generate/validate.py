@@ -7,9 +7,11 @@ import re
 from collections import Counter
 
 from dptool.answers import compare
+from dptool.generate.enrich import FLAT_BAND_PCT
 from dptool.project.catalog import Catalog
 
-CHECKS = ("identifier_leakage", "too_short", "datetime_as_category", "no_scorable_answer", "rule_without_effect")
+CHECKS = ("identifier_leakage", "too_short", "datetime_as_category", "no_scorable_answer", "rule_without_effect",
+          "trend_rule_unstated")
 MIN_QUESTION_CHARS = 20
 
 
@@ -46,7 +48,16 @@ def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
     if task.get("rule_ids") and task.get("base") is not None and \
             (task.get("gold") == task.get("base") or compare(task, task["base"]).correct):
         found.append("rule_without_effect")
+    if task["analysis_type"] == "trend_analysis" and not states_trend_rule(question):
+        found.append("trend_rule_unstated")
     return found
+
+
+def states_trend_rule(question: str) -> bool:
+    """Does a trend question say how its direction is decided (the least-squares line and its flat band)?"""
+    text = " ".join(question.lower().replace("-", " ").split())
+    band = re.escape(f"{FLAT_BAND_PCT:g}")
+    return "least squares" in text and re.search(rf"(?<![\d.]){band}(?: ?%| percent)", text) is not None
 
 
 REQUIRED_KEYS = {
