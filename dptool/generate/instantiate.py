@@ -207,7 +207,8 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
             return None
         # the test reads n, mean and variance of the measure of an avg(): a rule may rewrite the value into
         # something else (a ratio of sums), which the probe's compiled SQL shows
-        if analysis_type == "significance_testing" and not (probe.value_is_avg if probe else _is_avg(metric.value)):
+        known = probe.value_is_avg if probe is not None else None
+        if analysis_type == "significance_testing" and not (_is_avg(metric.value) if known is None else known):
             return None
         pair = _pair(skeleton, dim, profile, catalog, rng, _per_value(probe.changed if probe else None, window),
                      _per_value(probe.has_value if probe else None, window))

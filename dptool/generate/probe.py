@@ -38,7 +38,7 @@ class Probe:
 
     by_month: dict[tuple[int, int] | None, set] = field(default_factory=dict)
     rows_by_month: dict[tuple[int, int] | None, set] = field(default_factory=dict)  # cells with a value
-    value_is_avg: bool = False  # is the value, after the rules, avg(<measure>) (what a significance test needs)?
+    value_is_avg: bool | None = None  # is the value after the rules avg(<measure>), as a significance test needs?
 
     def changed(self, months: set[tuple[int, int]] | None = None, values=None) -> bool:
         """Does a rule change a cell in these months (None: any) for one of these values (None: any)?"""

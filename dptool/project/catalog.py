@@ -343,9 +343,9 @@ def period_dimension(catalog: Catalog, tables: tuple[str, ...], columns: tuple[s
 
     if declared is None or declared == "":
         if len(found) > 1:
-            raise DptoolError(f"{where}: the metric's columns hold {len(found)} temporal dimensions "
-                              f"({', '.join(named(d) for d in found)}); say which date places a row in a period: "
-                              f"meta.dptool.metric.period: {named(found[0])}")
+            raise DptoolError(f"{where}: meta.dptool.metric.period is missing, and the metric's columns are "
+                              f"{len(found)} temporal dimensions ({', '.join(named(d) for d in found)}); name the "
+                              "one whose date places a row in a period (period: table.column)")
         return found[0].id if found else ""
     text = str(declared).strip()
     table, _, column = text.rpartition(".")
@@ -366,17 +366,9 @@ DATEDIFF = "macro.dbt.datediff"
 
 
 def _derived_duration(uid: str, nodes: dict, tables: dict) -> str:
-    """How a metric counts durations when its models say so unambiguously: every duration computed on the
-    way from its tables to the metric model is dptool.days_between (whole calendar days)."""
-    macros, todo, seen = set(), [uid], set()
-    while todo:
-        node_id = todo.pop()
-        if node_id in seen or node_id in tables:
-            continue
-        seen.add(node_id)
-        depends = nodes.get(node_id, {}).get("depends_on") or {}
-        macros |= set(depends.get("macros") or [])
-        todo += depends.get("nodes") or []
+    """How a metric counts durations when its model says so unambiguously: the model computes them with
+    dptool.days_between (whole calendar days), and with no other date difference."""
+    macros = set((nodes.get(uid, {}).get("depends_on") or {}).get("macros") or [])
     if DAYS_BETWEEN in macros and DATEDIFF not in macros:
         return CALENDAR_DAYS
     return ""
