@@ -109,9 +109,10 @@ def write_kb(folder: Path, catalog: Catalog) -> None:
         ]
         if m.duration:
             lines.append(f"- Durations: {m.duration}")
-        if m.components:
-            lines.append(f"- Components: {', '.join(catalog.metrics[c].label for c in m.components)}")
-            lines.append(f"- Combines its components as: {m.formula}")
+        if m.components:  # how a composite combines its components: their labels and its formula
+            labels = [catalog.metrics[c].label for c in m.components]
+            named = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+            lines.append(f"- Components: {named}, combined as {m.formula}")
         if m.description:
             lines += ["", m.description.strip()]
         lines.append("")
