@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-import copy
+import json
+from pathlib import Path
+
+import duckdb
 
 from dptool.generate.proofs import read_proofs
+from dptool.project.catalog import load_catalog
 from dptool.project.warehouse import Warehouse
+
+SHOP = load_catalog(json.loads((Path(__file__).parent / "fixtures" / "shop_manifest.json").read_text(encoding="utf-8")))
 
 
 def test_every_demo_rule_changes_its_metric(demo_project, demo_manifest, demo_catalog):
@@ -14,24 +20,36 @@ def test_every_demo_rule_changes_its_metric(demo_project, demo_manifest, demo_ca
     with Warehouse.of(demo_project.connection()) as wh:
         found = read_proofs(demo_manifest, demo_catalog, wh)
     links = {(r.id, m) for r in demo_catalog.rules.values() for m in r.modifies}
-    assert found.unread == []
     proofs = [n for n in demo_manifest["nodes"].values() if n.get("resource_type") == "test"
               and "/metric_checks/" in n.get("original_file_path", "")]
+    assert found.unread == []
     assert found.proofs == len(proofs) > 0
     assert found.unchanged == [], f"{len(found.unchanged)} of {len(links)} rule links change nothing"
 
 
-def test_a_proof_that_finds_a_rule_unchanged_names_the_link(demo_project, demo_manifest, demo_catalog):
-    # the compiled test of csat's proof, made to report the rule csat_neutral_exclusion as unchanged
-    manifest = copy.deepcopy(demo_manifest)
-    test = next(n for n in manifest["nodes"].values() if n.get("resource_type") == "test"
-                and n.get("attached_node") == "model.dptool_demo.csat__rule_variants")
-    test["compiled_code"] = "select 'csat_neutral_exclusion' as dptool_variant, 'x' as failure"
-    with Warehouse.of(demo_project.connection()) as wh:
-        found = read_proofs(manifest, demo_catalog, wh)
-    assert found.unchanged == [("csat_neutral_exclusion", "csat")]
-    # a proof without compiled SQL (target/manifest.json of `dbt parse`) is not read, and says so
-    test.pop("compiled_code")
-    with Warehouse.of(demo_project.connection()) as wh:
-        found = read_proofs(manifest, demo_catalog, wh)
-    assert found.unchanged == [] and len(found.unread) == 1 and "no compiled SQL" in found.unread[0]
+def _proof_manifest(relation: str, **kwargs) -> dict:
+    model = {"resource_type": "model", "name": "aov__rule_variants", "relation_name": relation,
+             "original_file_path": "models/sales/metric_checks/aov__rule_variants.sql",
+             "depends_on": {"nodes": ["model.shop.avg_order_value"]}}
+    test = {"resource_type": "test", "attached_node": "model.shop.aov__rule_variants",
+            "test_metadata": {"namespace": "dptool", "name": "rule_changes_answer",
+                              "kwargs": {"model": "{{ get_where_subquery(ref('aov__rule_variants')) }}", **kwargs}}}
+    return {"nodes": {"model.shop.aov__rule_variants": model, "test.shop.proof": test,
+                      "model.shop.avg_order_value": {"resource_type": "model", "name": "avg_order_value"}}}
+
+
+def test_a_rule_that_changes_nothing_is_named_with_its_metric(tmp_path):
+    """The check of the dbt test (rows_differ), on the proof model's rows: exclude_tests leaves the value as it
+    was (but for float noise below the 9th digit), capital_override changes it."""
+    path = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("create table main.proof as select * from (values ('base', 10.0), ('exclude_tests', 10.0 + 1e-12), "
+                "('capital_override', 12.0)) as t(variant, value)")
+    con.close()
+    with Warehouse(path) as wh:
+        found = read_proofs(_proof_manifest('"w"."main"."proof"'), SHOP, wh)
+        assert (found.proofs, found.unchanged, found.unread) == (1, [("exclude_tests", "avg_order_value")], [])
+        # a proof model that is not built is not read, and says so
+        missing = read_proofs(_proof_manifest('"w"."main"."not_built"'), SHOP, wh)
+    assert missing.proofs == 0 and missing.unchanged == [] and len(missing.unread) == 1
+    assert missing.unread[0].startswith("test.shop.proof: ") and "not_built" in missing.unread[0]

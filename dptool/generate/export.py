@@ -269,8 +269,8 @@ def _proofs_section(proofs, catalog: Catalog) -> list[str]:
     if proofs is None:
         return []
     rows = ["### Rules that change nothing on this data", "",
-            f"From the catalog-level proofs of the last `dbt build` ({proofs.proofs} read; a rule that changes "
-            "nothing makes its `dptool.rule_changes_answer` test warn):", ""]
+            f"From the rows of the catalog-level proofs the last `dbt build` left ({proofs.proofs} read; a rule that "
+            "changes nothing makes its `dptool.rule_changes_answer` test warn):", ""]
     if proofs.unchanged:
         for rule_id, metric_id in proofs.unchanged:
             rule, metric = catalog.rules[rule_id], catalog.metrics[metric_id]
