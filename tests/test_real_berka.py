@@ -26,7 +26,7 @@ def berka(tmp_path_factory):
     root = copy_demo_project(tmp_path_factory.mktemp("berka") / "project")
     for part in ("models/ecommerce", "macros/ecommerce", "seeds/ecommerce"):
         shutil.rmtree(root / part)
-    proc = run_cli("demo-data", "--domain", "banking", "--from", str(BERKA), cwd=root)
+    proc = run_cli("demo-data", "--domain", "banking", "--from", str(BERKA), "--out", str(root / "seeds" / "banking"))
     assert proc.returncode == 0, proc.stderr
     project = DbtProject(root)
     project.run("deps")
