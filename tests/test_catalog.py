@@ -14,6 +14,7 @@ from dptool.project.catalog import Join, load_catalog
 FIXTURES = Path(__file__).parent / "fixtures"
 PROJECT = "dptool_demo"
 METRICS_YML = "models/ecommerce/metrics/_ecommerce__metrics.yml"
+BANKING_METRICS_YML = "models/banking/metrics/_banking__metrics.yml"
 TABLES_YML = "models/ecommerce/staging/_ecommerce__tables.yml"
 RULES_YML = "macros/ecommerce/_ecommerce__rules.yml"
 
@@ -269,7 +270,28 @@ MALFORMED = {
     "unknown_metric_key": (
         lambda m: edit_metric(m, "gmv", lambda d: d.update(colour="red")),
         f"{METRICS_YML}: model.{PROJECT}.gmv: meta.dptool.metric.colour is not a metric key "
-        "(label, value, unit, format, formula, tier, components, grain)",
+        "(label, value, unit, format, formula, tier, components, grain, period, duration)",
+    ),
+    # Berka's account, trans and loan tables each have a `date`: which one places a transaction in time is
+    # declared, never guessed (the one of the table with most rows was the transaction date on the demo data,
+    # and the account opening date on Berka's own, whose trans sample holds three weeks)
+    "period_missing_where_two_dates": (
+        lambda m: edit_metric(m, "transaction_volume", lambda d: d.pop("period")),
+        f"{BANKING_METRICS_YML}: model.{PROJECT}.transaction_volume: meta.dptool.metric.period is missing, and the "
+        "metric's columns are 2 temporal dimensions (account.date, trans.date); name the one whose date places a "
+        "row in a period (period: table.column)",
+    ),
+    "period_column_of_two_tables": (
+        lambda m: edit_metric(m, "transaction_volume", lambda d: d.update(period="date")),
+        f"{BANKING_METRICS_YML}: model.{PROJECT}.transaction_volume: meta.dptool.metric.period is 'date', a column "
+        "of account.date, trans.date; name one as table.column",
+    ),
+    "period_not_a_temporal_dimension": (
+        lambda m: edit_metric(m, "gmv", lambda d: d.update(period="orders.order_approved_at")),
+        f"{METRICS_YML}: model.{PROJECT}.gmv: meta.dptool.metric.period is 'orders.order_approved_at', which is no "
+        "temporal dimension of the metric's tables that its model exposes as a column (those are: "
+        "orders.order_purchase_timestamp); mark the column `meta.dptool.dimension: temporal` on its table and list "
+        "it among the metric's columns",
     ),
     "bad_metric_format": (
         lambda m: edit_metric(m, "csat", lambda d: d.update(format="ratio")),
@@ -369,6 +391,31 @@ def test_rule_document_too_short(demo_manifest):
     with pytest.raises(DptoolError, match=r"^macros/ecommerce/_ecommerce__rules\.yml: "
                                           r"macro\.dptool_demo\.rule__outlier_exclusion: description "):
         load_catalog(manifest)
+
+
+def test_period_and_duration_of_the_demo_metrics(demo_catalog):
+    """The date that places a row in a period, and how durations count, as the metric YAML says (or derives)."""
+    def period(metric_id):
+        m = demo_catalog.metrics[metric_id]
+        return demo_catalog.tables[demo_catalog.dimensions[m.period].table].name + "." + \
+            demo_catalog.dimensions[m.period].column
+
+    assert period("transaction_volume") == "trans.date"
+    assert period("loan_volume") == "loan.date"
+    assert period("new_accounts") == "account.date"
+    # reviews count in the period of their order's purchase, and the metric model says so
+    assert period("csat") == "orders.order_purchase_timestamp"
+    assert demo_catalog.metrics["csat"].period_doc.startswith("Purchase time of the reviewed order: a review counts")
+    assert all(m.period for m in demo_catalog.metrics.values())
+    # the only temporal dimension a metric has is its period
+    for m in demo_catalog.metrics.values():
+        assert [d.id for d in demo_catalog.dimensions_of(m) if d.kind == "temporal"] == [m.period], m.id
+    # declared, and derived where the metric model computes its durations with dptool.days_between alone
+    assert demo_catalog.metrics["avg_delivery_days"].duration.startswith("whole calendar days from purchase to")
+    assert demo_catalog.metrics["avg_handling_days"].duration.startswith("whole calendar days between two dates")
+    # declared: dbt.datediff in hours counts hour boundaries
+    assert "hour boundaries crossed" in demo_catalog.metrics["avg_approval_hours"].duration
+    assert demo_catalog.metrics["gmv"].duration == ""
 
 
 # --- a hand-written manifest ------------------------------------------------------------------------------------

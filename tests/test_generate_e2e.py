@@ -270,3 +270,94 @@ def test_composite_gold_models_route_each_rule_to_its_component(demo_project, ta
         assert list(rules) == demo_catalog.metric_tree(metric), t["task_id"]
         for name, applied in rules.items():
             assert set(applied) == {r for r in t["rules_in_force"] if name in demo_catalog.rules[r].modifies}
+
+
+# --- definitions an analyst can follow (issue 12) -----------------------------------------------------------------
+
+
+def test_every_metric_of_the_kb_says_its_period_and_grain(demo_bundle, demo_catalog):
+    out, _ = demo_bundle
+    sections = (out / "kb" / "metrics.md").read_text(encoding="utf-8").split("\n## ")[1:]
+    assert len(sections) == len(demo_catalog.metrics)
+    for section in sections:
+        lines = section.splitlines()
+        assert [line for line in lines if line.startswith("- Period: `")], lines[0]
+        assert [line for line in lines if line.startswith("- Row grain: ")], lines[0]
+    text = "\n## ".join(sections)
+    # a review counts in the period its order was placed in; a transaction on its posting date
+    assert "- Period: `order_purchase_timestamp` — Purchase time of the reviewed order: a review counts in the " \
+           "period its order was placed in, not the one it was written in." in text
+    assert "- Period: `date` — Posting date of the transaction" in text
+    assert "- Durations: clock hours from purchase to payment approval counted as the hour boundaries crossed" in text
+    composites = [m for m in demo_catalog.metrics.values() if m.components]
+    assert len([line for line in text.splitlines() if line.startswith("- Components: ") and ", combined as " in line]) \
+        == len(composites)
+
+
+def test_every_ranking_gold_has_as_many_rows_as_its_question_asks(tasks):
+    rankings = [t for t in tasks if t["analysis_type"] == "ranking"]
+    assert rankings
+    for task in rankings:
+        k = task["answer_format"]["k"]
+        assert len(task["gold"]) == k and len(task["base"]) == k, task["task_id"]
+        assert f"which {k} had the highest" in task["question"], task["task_id"]
+
+
+def test_questions_state_what_the_scorer_relies_on(tasks, demo_catalog):
+    from dptool.generate.validate import states_trend_rule
+
+    trends = [t for t in tasks if t["analysis_type"] == "trend_analysis"]
+    assert trends and all(states_trend_rule(t["question"]) for t in trends)
+    assert all(t["answer_format"]["flat_band_pct"] == 5.0 for t in trends)
+    for task in tasks:
+        if task["analysis_type"] == "ranking" and demo_catalog.rules_of(task["metric_ids"][0]):
+            when = "(counted after the policies have excluded any" if task["spec"]["rules"] else \
+                "(counted before any policy)"
+            assert when in task["question"], task["task_id"]
+
+
+def test_no_gold_or_base_holds_a_null_value(tasks):
+    def values(answer):
+        if isinstance(answer, list):
+            return [row["value"] for row in answer]
+        return [v for k, v in answer.items() if k in ("value", "value_a", "value_b", "p_value", "total_change_pct")]
+
+    for task in tasks:
+        if task["gold_sql"] is None or task["analysis_type"] == "decomposition":
+            continue  # a breakdown may hold a group whose value is NULL: the scorer reads NULL as its own value
+        assert None not in values(task["gold"]) + values(task["base"]), task["task_id"]
+
+
+def test_windows_lie_where_every_table_of_the_metric_has_data(tasks, demo_project, demo_catalog):
+    from dptool.generate.profile import data_span, profile_dimensions
+    from dptool.project.warehouse import Warehouse
+
+    with Warehouse.of(demo_project.connection()) as wh:
+        profiles = profile_dimensions(demo_catalog, wh)
+    for task in tasks:
+        window = (task["slice"] or {}).get("window")
+        if not window:
+            continue
+        first, last = data_span(demo_catalog, demo_catalog.metrics[task["metric_ids"][0]], profiles)
+        start, end = window["start"], window["end"]
+        assert f"{first[0]:04d}-{first[1]:02d}-01" <= start and end <= _month_after(last), task["task_id"]
+
+
+def _month_after(month: tuple[int, int]) -> str:
+    y, m = month
+    return f"{y + m // 12:04d}-{m % 12 + 1:02d}-01"
+
+
+def test_the_card_lists_drops_by_reason_types_below_the_minimum_and_rules_without_effect(demo_bundle):
+    out, _ = demo_bundle
+    card = (out / "card.md").read_text(encoding="utf-8")
+    drops = card.split("### Drops by reason")[1].split("###")[0]
+    rows = [line for line in drops.splitlines() if line.startswith("| ") and not line.startswith(("| reason", "| ---"))]
+    assert rows, drops
+    for row in rows:
+        reason, count, examples = (cell.strip() for cell in row.strip("|").split(" | "))
+        assert int(count) >= 1 and examples.count(" · ") >= 2, row
+        assert len(examples.split("; ")) == min(2, int(count)), row
+    assert "### Below --min-per-type (10)" in card
+    # the demo proves every rule -> metric link (tests/test_proofs.py): the card says so
+    assert "- none: every proven rule changes its metric" in card

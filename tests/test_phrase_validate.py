@@ -93,9 +93,9 @@ def test_phrase_ranking():
     c = Candidate(Skeleton("avg_order_value", "model.shop.payments.method", "categorical", (), AOV_TABLES),
                   "ranking", [], ["method"], "ranking", 3, 30, slice={"min_group_rows": 30}, window=H2_2017)
     assert phrase(c, {}, SHOP) == (
-        "Among payment methods with at least 30 orders in the second half of 2017, which 3 had the highest Average "
-        "Order Value? List them from highest to lowest with the value of each. Use the metric as the catalog "
-        "defines it, before any policy adjusts it.")
+        "Among payment methods with at least 30 orders in the second half of 2017 (counted before any policy), which "
+        "3 had the highest Average Order Value? List them from highest to lowest with the value of each. Use the "
+        "metric as the catalog defines it, before any policy adjusts it.")
 
 
 def test_two_rule_subsets_of_one_metric_never_ask_the_same_question():
@@ -124,7 +124,9 @@ NEW_TYPES = [
     (Candidate(PAID_AT, "trend_analysis", [], [], "series", None, slice={"window": {"label": H2_2017.label}},
                window=H2_2017, period="dbt.date_trunc('month', \"ordered_at\")"),
      "How did our Paid Rate develop month by month in the second half of 2017? Say whether it was increasing, "
-     "decreasing or flat, give the total change from the first to the last month in percent, and the month of its "
+     "decreasing or flat (the least-squares line through the monthly values decides: flat when it changes by less "
+     "than 5% of the average monthly value from the first month to the last, else increasing or decreasing as it "
+     "rises or falls), give the total change from the first to the last month in percent, and the month of its "
      "peak."),
     (Candidate(AOV_STATE, "comparison", [], ["state"], "grouped", None, slice={"groups": ["DF", "SP"]},
                window=H2_2017),
@@ -235,10 +237,12 @@ def task_of(c: Candidate) -> dict:
 def test_questions_have_no_underscore_and_pass_the_checks():
     months = tuple((y, m, 100) for y in (2017, 2018) for m in range(1, 13))
     profiles = {
-        "model.shop.customers.city": DimensionProfile(40, (("Sant'Ana", 120), ("são_josé", 90))),
-        "model.shop.customers.state": DimensionProfile(27, (("SP", 500), ("RJ", 200))),
-        "model.shop.orders.status": DimensionProfile(3, (("not_paid", 100), ("paid_in_full", 900))),
-        "model.shop.payments.method": DimensionProfile(7, (("debit_card", 700), ("credit_card", 200))),
+        # three groups each that hold 30 rows in a year: every dimension but time gets a ranking
+        "model.shop.customers.city": DimensionProfile(40, (("Sant'Ana", 120), ("são_josé", 90), ("Campinas", 80))),
+        "model.shop.customers.state": DimensionProfile(27, (("SP", 500), ("RJ", 200), ("MG", 150))),
+        "model.shop.orders.status": DimensionProfile(3, (("not_paid", 100), ("paid_in_full", 900), ("void", 100))),
+        "model.shop.payments.method": DimensionProfile(7, (("debit_card", 700), ("credit_card", 200),
+                                                           ("boleto", 150))),
         "model.shop.orders.ordered_at": DimensionProfile(700, months=months, encoding="timestamp"),
     }
     # every metric by every dimension, without a rule and with each rule
@@ -447,7 +451,8 @@ def test_validate_counts_per_check():
     assert [t["task_id"] for t in kept] == ["t_0001", "t_0006"]
     assert tuple(rejected) == CHECKS
     assert dict(rejected) == {"identifier_leakage": 2, "too_short": 1, "datetime_as_category": 1,
-                              "no_scorable_answer": 1, "rule_without_effect": 2, "scope_mismatch": 0}
+                              "no_scorable_answer": 1, "rule_without_effect": 2, "scope_mismatch": 0,
+                              "trend_rule_unstated": 0}
 
 
 # --- scope_mismatch: the question, rule_scope and rules_in_force agree with the closure ------------------------------
@@ -538,3 +543,30 @@ def test_duplicate_questions():
     # the same gold: the first is kept; different golds: an agent cannot tell which is meant, both go
     assert duplicate_questions(tasks) == {"t_0003", "t_0002", "t_0005"}
     assert duplicate_questions(tasks[4:]) == set()
+
+
+TREND_QUESTION = ("How did our Paid Rate develop month by month in 2017? Say whether it was increasing, decreasing or "
+                  "flat ({rule}), give the total change in percent and the month of its peak.")
+
+
+@pytest.mark.parametrize(("rule", "stated"), [
+    ("the least-squares line through the monthly values decides: flat when it changes by less than 5% of the "
+     "average monthly value", True),
+    ("by a least squares fit; flat within 5 percent of the mean", True),
+    ("by the first and the last month", False),  # the rule the scorer does not use
+    ("by a least-squares line, flat within 1% of the mean", False),  # another band
+    ("by a least-squares line, flat within 15% of the mean", False),
+])
+def test_a_trend_question_must_state_its_direction_rule(rule, stated):
+    trend = {"direction": "flat", "total_change_pct": 0.0, "peak_period": "2017-08"}
+    task = good_task(analysis_type="trend_analysis", question=TREND_QUESTION.format(rule=rule), gold=trend,
+                     base={**trend, "direction": "increasing"}, answer_format={"type": "trend"})
+    assert ("trend_rule_unstated" in issues(task, SHOP, BANNED)) is not stated
+
+
+def test_ranking_says_when_at_least_n_is_counted():
+    """The gold's `having count(*) >= N` counts the rows the policies leave: the question says so."""
+    skeleton = Skeleton("avg_order_value", "model.shop.payments.method", "categorical", ("exclude_tests",), AOV_TABLES)
+    c = Candidate(skeleton, "ranking", [], ["method"], "ranking", 3, 30, slice={"min_group_rows": 30}, window=H2_2017)
+    assert "with at least 30 orders in the second half of 2017 (counted after the policies have excluded any " \
+           "orders), which 3" in phrase(c, {}, SHOP)

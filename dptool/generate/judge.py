@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dptool.errors import DptoolError
+from dptool.generate.enrich import TREND_RULE
 from dptool.generate.llm_phrase import (
     ANALYSIS_TYPES,
     NO_SCOPE_SENTENCE,
@@ -36,7 +37,7 @@ STAGE_JUDGE = "judge"
 DIMENSIONS = ("objectivity", "leakage", "naturalness", "relevance", "format_alignment", "correctness", "reasoning",
               "scope")
 PHRASING = ("naturalness", "leakage", "format_alignment")
-PHRASING_CHECKS = ("identifier_leakage", "too_short")
+PHRASING_CHECKS = ("identifier_leakage", "too_short", "trend_rule_unstated")
 PROMPT_VERSIONS = {"phrase": "2", "judge": "2", "rewrite": "2"}
 MAX_SQL_CHARS = 8000
 _TRUE = {"1", "pass", "passed", "true", "yes"}
@@ -208,6 +209,8 @@ class Reviewer:
             sentence = scope_sentence(task, self.catalog)
             return (f"the question must contain, word for word, the sentence: {sentence}" if sentence else
                     "the question must not say which policies apply (it applies all of them)")
+        if check == "trend_rule_unstated":
+            return f"the question must state how the direction is decided: {TREND_RULE}"
         return check
 
 

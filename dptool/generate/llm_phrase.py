@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 
+from dptool.generate.enrich import TREND_RULE
 from dptool.generate.knowledge import EFFECTIVE_DATE, governing_passage
-from dptool.generate.phrase import format_number, plural, spoken
+from dptool.generate.phrase import counted, format_number, plural, spoken
 from dptool.generate.phrase import scope_sentence as template_scope_sentence
 from dptool.llm.client import LLM, Prompt
 from dptool.project.catalog import Catalog, Metric
@@ -97,7 +98,9 @@ def scope(task: dict, catalog: Catalog) -> str:
     if kind == "ranking":
         k = fmt.get("k") or len(task.get("gold") or [])
         rows = slice_.get("min_group_rows")
-        among = f" among {plural(dim)} with at least {rows} {metric.grain}" if rows else ""
+        rules = (task.get("spec") or {}).get("rules", task.get("rule_ids") or [])
+        among = f" among {plural(dim)} with at least {rows} {metric.grain}" \
+            f"{counted(metric.id, rules, metric.grain, catalog)}" if rows else ""
         return f"the top {k} {plural(dim)} by {metric.label}{among}, {window}"
     if kind in ("comparison", "significance_testing"):
         a, b = (spoken(g) for g in slice_.get("groups", ["?", "?"]))
@@ -142,8 +145,9 @@ def answer_shape(task: dict, catalog: Catalog) -> str:
     if kind == "threshold":
         return f"PASS if the value exceeds the threshold, FAIL if not, and the value{unit}"
     if kind == "trend":
-        return ("the direction (increasing, decreasing or flat), the total change from the first to the last "
-                "month in percent, and the month of the peak")
+        return (f"the direction (increasing, decreasing or flat; the question must state how it is decided: "
+                f"{TREND_RULE}), the total change from the first to the last month in percent, and the month of "
+                "the peak")
     if kind == "comparison":
         return f"which of the two {plural(dim)} has the higher value, and the value of each{unit}"
     if kind == "significance":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from dptool.generate.enrich import TREND_RULE
 from dptool.generate.instantiate import Candidate, rule_scope
 from dptool.project.catalog import Catalog
 
@@ -63,12 +64,13 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
     if c.analysis_type == "point_query":
         text = f"What was {subject}{condition} {window}? {hint}"
     elif c.analysis_type == "ranking":
-        text = (f"Among {plural(dim.label)} with at least {c.min_rows} {metric.grain} {window}, which {c.k} had "
-                f"the highest {metric.label}? List them from highest to lowest with the value of each.")
+        text = (f"Among {plural(dim.label)} with at least {c.min_rows} {metric.grain} {window}"
+                f"{counted(c.metric, c.rules, metric.grain, catalog)}, which {c.k} had the highest {metric.label}? "
+                "List them from highest to lowest with the value of each.")
     elif c.analysis_type == "trend_analysis":
         text = (f"How did {subject} develop month by month {window}? Say whether it was increasing, decreasing "
-                "or flat, give the total change from the first to the last month in percent, and the month of "
-                "its peak.")
+                f"or flat ({TREND_RULE}), give the total change from the first to the last month in percent, and "
+                "the month of its peak.")
     elif c.analysis_type == "comparison":
         a, b = (spoken(g) for g in c.slice["groups"])
         text = (f"{window[0].upper() + window[1:]}, which had the higher {metric.label}: {dim.label} {a} or "
@@ -92,6 +94,15 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
     else:
         raise ValueError(f"no template for {c.analysis_type!r}")
     return " ".join((text + scope(c, catalog)).split())
+
+
+def counted(metric_id: str, rules, grain: str, catalog: Catalog) -> str:
+    """When "at least N rows" is counted: the gold's `having count(*)` counts the rows its policies leave."""
+    if not catalog.rules_of(metric_id):
+        return ""
+    if rules:
+        return f" (counted after the policies have excluded any {grain})"
+    return " (counted before any policy)"
 
 
 def scope(c: Candidate, catalog: Catalog) -> str:

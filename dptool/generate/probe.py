@@ -18,9 +18,9 @@ from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
-from dptool.generate.instantiate import period_expression
+from dptool.generate.instantiate import gold_value_is_avg, period_expression
 from dptool.generate.materialize import jinja_literal
-from dptool.generate.profile import DimensionProfile
+from dptool.generate.profile import DimensionProfile, plain
 from dptool.generate.sample import Skeleton
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import Connection, DbtProject
@@ -38,6 +38,7 @@ class Probe:
 
     by_month: dict[tuple[int, int] | None, set] = field(default_factory=dict)
     rows_by_month: dict[tuple[int, int] | None, set] = field(default_factory=dict)  # cells with a value
+    value_is_avg: bool | None = None  # is the value after the rules avg(<measure>), as a significance test needs?
 
     def changed(self, months: set[tuple[int, int]] | None = None, values=None) -> bool:
         """Does a rule change a cell in these months (None: any) for one of these values (None: any)?"""
@@ -104,6 +105,7 @@ def probe(project: DbtProject, skeletons: list[Skeleton], catalog: Catalog, prof
             temporal = catalog.dimensions[skeleton.dimension].kind == "temporal"
             columns, rows = warehouse.query(r.compiled_code)
             out[skeleton.id] = _cells(columns, rows, temporal)
+            out[skeleton.id].value_is_avg = gold_value_is_avg(r.compiled_code, dialect)
     return out
 
 
@@ -120,7 +122,7 @@ def _cells(columns: list[str], rows: list[tuple], temporal_dimension: bool) -> P
         record = dict(zip(key_columns, key, strict=True))
         month = _month(record["period"]) if has_period else None
         others = [record[c] for c in key_columns if c != "period"]
-        value = others[0] if others and not temporal_dimension else ALL
+        value = plain(others[0]) if others and not temporal_dimension else ALL  # as the profile holds it
         if variants.get("base") is not None or variants.get("gold") is not None:
             out.rows_by_month.setdefault(month, set()).add(value)
         if _differ(variants.get("base"), variants.get("gold")):

@@ -7,11 +7,12 @@ import re
 from collections import Counter
 
 from dptool.answers import compare
+from dptool.generate.enrich import FLAT_BAND_PCT
 from dptool.generate.phrase import NO_POLICY, ONLY
 from dptool.project.catalog import Catalog
 
 CHECKS = ("identifier_leakage", "too_short", "datetime_as_category", "no_scorable_answer", "rule_without_effect",
-          "scope_mismatch")
+          "scope_mismatch", "trend_rule_unstated")
 MIN_QUESTION_CHARS = 20
 
 
@@ -50,6 +51,8 @@ def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
         found.append("rule_without_effect")
     if task.get("gold_sql") and scope_problem(task, catalog):
         found.append("scope_mismatch")
+    if task["analysis_type"] == "trend_analysis" and not states_trend_rule(question):
+        found.append("trend_rule_unstated")
     return found
 
 
@@ -105,6 +108,13 @@ def scope_problem(task: dict, catalog: Catalog) -> str | None:
     elif says_only or says_none or "never been adopted" in question:
         return "an 'all' question says nothing about which policies apply"
     return None
+
+
+def states_trend_rule(question: str) -> bool:
+    """Does a trend question say how its direction is decided (the least-squares line and its flat band)?"""
+    text = " ".join(question.lower().replace("-", " ").split())
+    band = re.escape(f"{FLAT_BAND_PCT:g}")
+    return "least squares" in text and re.search(rf"(?<![\d.]){band}(?: ?%| percent)", text) is not None
 
 
 REQUIRED_KEYS = {

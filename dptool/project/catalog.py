@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dptool.errors import DptoolError
@@ -18,7 +18,7 @@ from dptool.project import declarations, semantic
 
 DIMENSION_KINDS = ("temporal", "spatial", "categorical")
 RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
-METRIC_KEYS = ("label", "value", "unit", "format", "formula", "tier", "components", "grain")
+METRIC_KEYS = ("label", "value", "unit", "format", "formula", "tier", "components", "grain", "period", "duration")
 RULE_KEYS = ("title", "type", "effective_from", "applies_when", "modifies")
 METRIC_FORMATS = ("number", "percent", "currency")
 
@@ -69,6 +69,11 @@ class Metric:
     components: tuple[str, ...]  # a composite's inputs, each once: `value` is an expression over them
     tables: tuple[str, ...]  # Table.unique_id, reached through depends_on
     columns: tuple[str, ...]  # a composite's: those every component has (what it can be sliced by)
+    # the temporal Dimension.id whose date places a row in a period (a month, a quarter, a year): questions'
+    # windows and trends read it; "" when the metric's rows carry no date (meta.dptool.metric.period)
+    period: str = ""
+    period_doc: str = ""  # what that date is, as the metric model documents its column
+    duration: str = ""  # how the durations the metric measures are counted (meta.dptool.metric.duration)
 
 
 @dataclass(frozen=True)
@@ -101,9 +106,12 @@ class Catalog:
     dimension_weight: dict[str, int] = field(default_factory=dict)
 
     def dimensions_of(self, metric: Metric) -> list[Dimension]:
-        """Dimensions on the metric's tables that the metric model exposes as columns, one per column name."""
+        """Dimensions on the metric's tables that the metric model exposes as columns, one per column name;
+        of the temporal ones, only the metric's period."""
         found: dict[str, Dimension] = {}
         for dim in sorted(self.dimensions.values(), key=lambda d: d.id):
+            if dim.kind == "temporal" and dim.id != metric.period:
+                continue
             if dim.table in metric.tables and dim.column in metric.columns:
                 best = found.get(dim.column)
                 if best is None or self.dimension_weight.get(dim.id, 0) > self.dimension_weight.get(best.id, 0):
@@ -331,6 +339,9 @@ def _load_metric(catalog: Catalog, uid: str, node: dict, nodes: dict, project: s
     tables = tuple(sorted(_tables_below(uid, nodes, catalog.tables)))
     if not tables and not components:
         raise DptoolError(f"{where}: metric model reads no table marked meta.dptool.table")
+    # a composite's period is placed once its tables and columns are known (_check_composites)
+    period = "" if components else period_dimension(catalog, tables, columns, decl.get("period"), where)
+    period_doc = _period_doc(catalog, node, period)
     catalog.metrics[node["name"]] = Metric(
         id=node["name"],
         unique_id=uid,
@@ -346,7 +357,18 @@ def _load_metric(catalog: Catalog, uid: str, node: dict, nodes: dict, project: s
         components=tuple(components),
         tables=tables,
         columns=columns,
+        period=period,
+        period_doc=period_doc.strip(),
+        duration=str(decl.get("duration") or "").strip() or _derived_duration(uid, nodes, catalog.tables),
     )
+
+
+def _period_doc(catalog: Catalog, node: dict, period: str) -> str:
+    """What the period's date is, as the metric model documents its column."""
+    if not period:
+        return ""
+    docs = node.get("columns") or {}
+    return ((docs.get(catalog.dimensions[period].column) or {}).get("description") or "").strip()
 
 
 def _component_ids(components, where: str) -> tuple[str, ...]:
@@ -405,7 +427,17 @@ def _check_composites(catalog: Catalog, manifest: dict) -> None:
             raise DptoolError(f"{where}: columns.{documented[0]} is not a column of every component of the composite "
                               f"({', '.join(metric.components)}); a composite is sliced by the columns they share")
         tables = tuple(sorted({t for p in parts for t in p.tables} | set(metric.tables)))
-        done[metric_id] = Metric(**{**metric.__dict__, "columns": tuple(metric.columns or shared), "tables": tables})
+        columns = tuple(metric.columns or shared)
+        # declared, or the one date that places the rows of every component in a period
+        # the window's filter reaches each component: the date they share places the composite's rows
+        periods = {p.period for p in parts}
+        if len(periods) == 1:
+            period = periods.pop()
+        else:
+            period = period_dimension(catalog, tables, columns, decl.get("period"), where)
+        period_doc = _period_doc(catalog, node, period) or next((p.period_doc for p in parts if p.period == period), "")
+        done[metric_id] = Metric(**{**metric.__dict__, "columns": columns, "tables": tables, "period": period,
+                                    "period_doc": period_doc})
         return done[metric_id]
 
     for metric_id in sorted(catalog.metrics):
@@ -430,6 +462,54 @@ def _check_composite_value(metric: Metric, aliases: list[str], where: str) -> No
     unused = [a for a in aliases if a not in names]
     if unused:
         raise DptoolError(f"{where}: meta.dptool.metric.value does not use component {unused[0]!r}")
+
+
+def period_dimension(catalog: Catalog, tables: tuple[str, ...], columns: tuple[str, ...], declared,
+                     where: str) -> str:
+    """The temporal dimension whose date places a metric's rows in a period: the one `declared` names
+    (`table.column`, or a column when one table of the metric has it), else the only one the metric
+    exposes. Several and none declared is an error: dptool never picks one of them silently."""
+    found = [d for d in sorted(catalog.dimensions.values(), key=lambda d: d.id)
+             if d.kind == "temporal" and d.table in tables and d.column in columns]
+
+    def named(d: Dimension) -> str:
+        return f"{catalog.tables[d.table].name}.{d.column}"
+
+    if declared is None or declared == "":
+        if len(found) > 1:
+            raise DptoolError(f"{where}: meta.dptool.metric.period is missing, and the metric's columns are "
+                              f"{len(found)} temporal dimensions ({', '.join(named(d) for d in found)}); name the "
+                              "one whose date places a row in a period (period: table.column)")
+        return found[0].id if found else ""
+    text = str(declared).strip()
+    table, _, column = text.rpartition(".")
+    match = [d for d in found if d.column == column and (not table or catalog.tables[d.table].name == table)]
+    if len(match) == 1:
+        return match[0].id
+    if match:
+        raise DptoolError(f"{where}: meta.dptool.metric.period is {text!r}, a column of "
+                          f"{', '.join(named(d) for d in match)}; name one as table.column")
+    exposed = ", ".join(named(d) for d in found) or "none"
+    raise DptoolError(f"{where}: meta.dptool.metric.period is {text!r}, which is no temporal dimension of the "
+                      f"metric's tables that its model exposes as a column (those are: {exposed}); mark the "
+                      "column `meta.dptool.dimension: temporal` on its table and list it among the metric's columns")
+
+
+DAYS_BETWEEN = "macro.dptool.days_between"
+DATEDIFF = "macro.dbt.datediff"
+
+
+def _derived_duration(uid: str, nodes: dict, tables: dict) -> str:
+    """How a metric counts durations when its model says so unambiguously: the model computes them with
+    dptool.days_between (whole calendar days), and with no other date difference."""
+    macros = set((nodes.get(uid, {}).get("depends_on") or {}).get("macros") or [])
+    if DAYS_BETWEEN in macros and DATEDIFF not in macros:
+        return CALENDAR_DAYS
+    return ""
+
+
+CALENDAR_DAYS = ("whole calendar days between two dates: the difference of their dates, the times of day "
+                 "ignored (an order placed at 23:50 and delivered at 00:10 the next day took 1 day)")
 
 
 def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict, documents: dict[str, str]) -> None:
@@ -564,6 +644,14 @@ def _extend_with_semantic_layer(catalog: Catalog, manifest: dict) -> None:
             grain=d["grain"], description=m.description, components=m.components, tables=m.tables,
             columns=tuple(n for _, n in m.columns),
         )
+        columns = catalog.metrics[name].columns
+        where = f"{m.semantic_model}: metric {m.metric}"
+        # a composite's period is its inputs' (_check_composites)
+        period = "" if m.components else period_dimension(catalog, m.tables, columns, d.get("period"), where)
+        doc = catalog.tables[catalog.dimensions[period].table].columns.get(catalog.dimensions[period].column, "") \
+            if period else ""
+        catalog.metrics[name] = replace(catalog.metrics[name], period=period, period_doc=doc.strip(),
+                                        duration=str(d.get("duration") or "").strip())
 
 
 def _joined_models(m: semantic.MetricModel, layer: semantic.SemanticLayer) -> list[str]:

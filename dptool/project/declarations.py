@@ -109,6 +109,8 @@ METRIC = Schema("metric", {
     "tier": Key(TEXT, hint="e.g. L1"),
     "components": Key(COMPONENTS, hint="the metrics a composite is computed from"),
     "grain": Key(TEXT, hint="what one row is, plural, e.g. delivered orders"),
+    "period": Key(TEXT, hint="the date that places a row in a period, as table.column, e.g. orders.order_purchase_timestamp"),
+    "duration": Key(TEXT, hint="how the durations the metric measures are counted"),
 })
 RULE = Schema("rule", {
     "title": Key(TEXT),

@@ -370,7 +370,10 @@ EXAMPLES_YML = """\
 #             unit: days
 #             format: number            # number | percent | currency
 #             formula: AVG(days from purchase to delivery) over delivered orders
-#             grain: delivered orders
+#             grain: delivered orders     # what one row is: counts and averages run over these
+#             period: orders.ordered_at   # the date that places a row in a month, quarter or year (a temporal
+#                                         # dimension the model exposes; `table.column` when two tables have one)
+#             duration: whole calendar days from purchase to delivery, the times of day ignored
 #     columns:
 #       - {name: order_id}
 #       - {name: ordered_at}

@@ -49,7 +49,7 @@ BASE = "dptool_base"  # the alias of the semantic model's node in a generated mo
 PRIMARY_LIKE = ("primary", "unique", "natural")
 COUNTING = {"count", "count_distinct", "sum_boolean"}
 METRIC_FORMATS = ("number", "percent", "currency")
-DECL_KEYS = ("label", "value", "unit", "format", "formula", "tier", "grain")
+DECL_KEYS = ("label", "value", "unit", "format", "formula", "tier", "grain", "period", "duration")
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
@@ -716,6 +716,9 @@ class _Translator:
             "tier": "L1" if kind == "simple" else "L2",
             "grain": model.name.replace("_", " "),
         }
+        time_dim = model.dimensions.get(piece.time_dim or "")
+        if time_dim and time_dim["type"] == "time" and _PLAIN.fullmatch(time_dim["expr"]):
+            decl["period"] = f"{model.table_name}.{time_dim['expr']}"  # the measure's agg_time_dimension
         override = _dptool(metric)
         given = (override or {}).get("metric") if isinstance(override, dict) else None
         if given is not None:
