@@ -12,10 +12,16 @@ holding exactly one number. Comparisons are typed by `answer_format.type`:
 - a "percent" format stores gold shares as fractions (0.25); the answer may be 0.25 or 25, and
   "25%" means 0.25; fields named `*_pct` hold percentage points (32.1) and take 32.1 or 0.321;
 - rows are aligned by their group key (case-, accent- and space-insensitive), never by sorting each
-  column on its own; a ranking's order counts; duplicate rows and duplicate JSON keys count;
+  column on its own; a ranking's order counts; a duplicate row is wrong, and a key twice in any JSON
+  object of the answer makes it malformed (json's last-wins would pick one of two claims);
 - a p-value matches within 0.01 and the significance verdict must agree;
+- an answer gives one verdict and one value per field: a second verdict-like field ({"result": "FAIL",
+  "verdict": "PASS"}), two periods, two numbers or a list where one is asked is a hedge, and wrong;
 - a knowledge answer must contain every key fact; numbers in facts are compared as numbers
-  ("60 days" ~ "sixty (60) days" ~ "60-day") and dates in any common format.
+  ("60 days" ~ "sixty (60) days" ~ "60-day") and dates in any common format. It must also be precise:
+  at most max(150, 3 × the passage's) words, at most as many numbers and dates foreign to the gold
+  passage and question as it has from them (two are always allowed), no "30 or 45" where one of the two
+  is foreign, and one date where the task asks for a date.
 
 A malformed answer (unparseable, wrong shape, over 1 MB) is wrong with a reason; it never raises.
 """
@@ -44,11 +50,12 @@ class Verdict:
 
     correct: bool
     reason: str = ""
-    kind: str = ""  # one of NO_ANSWER, MALFORMED, VALUE, VERDICT, ROWS, FACT when wrong
+    kind: str = ""  # one of NO_ANSWER, MALFORMED, HEDGED, VALUE, VERDICT, ROWS, FACT when wrong
 
 
-NO_ANSWER, MALFORMED, VALUE, VERDICT, ROWS, FACT = (
-    "no answer", "malformed answer", "wrong value", "wrong verdict", "wrong rows", "missing key fact")
+NO_ANSWER, MALFORMED, HEDGED, VALUE, VERDICT, ROWS, FACT = (
+    "no answer", "malformed answer", "hedged answer", "wrong value", "wrong verdict", "wrong rows",
+    "missing key fact")
 
 
 class Wrong(Exception):
@@ -57,6 +64,13 @@ class Wrong(Exception):
     def __init__(self, message: str, kind: str = MALFORMED):
         super().__init__(message)
         self.kind = kind
+
+
+@dataclass(frozen=True)
+class Malformed:
+    """An answer that an answers file holds in a form no comparison may read (its record has "answer" twice)."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -74,16 +88,64 @@ class _DuplicateKey(ValueError):
     pass
 
 
+def _repeated(pairs: list[tuple[str, Any]]) -> list[str]:
+    return [k for k, n in Counter(k for k, _ in pairs).items() if n > 1]
+
+
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict:
     # json.loads keeps the last of two equal keys: a duplicated group would vanish unseen
-    keys = Counter(k for k, _ in pairs)
-    dup = [k for k, n in keys.items() if n > 1]
-    if dup:
-        raise _DuplicateKey(f"duplicate key {dup[0]!r} in a JSON object")
+    keys = _repeated(pairs)
+    if keys:
+        raise _DuplicateKey(f"duplicate key {keys[0]!r} in a JSON object")
     return dict(pairs)
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+class DuplicateKeys(dict):
+    """A JSON object read from an answers file that had a key twice; an answer holding one is malformed."""
+
+    def __init__(self, pairs: list[tuple[str, Any]], keys: list[str]):
+        super().__init__(pairs)
+        self.keys_twice = tuple(keys)
+
+
+def _marked_pairs(pairs: list[tuple[str, Any]]) -> dict:
+    keys = _repeated(pairs)
+    return DuplicateKeys(pairs, keys) if keys else dict(pairs)
+
+
+MAX_INT_DIGITS = 4000  # Python refuses to convert an integer of more than 4,300 digits
+
+
+def _int(text: str) -> int | float:
+    # a longer integer is a float (inf), which no comparison accepts, instead of a ValueError
+    return int(text) if len(text.lstrip("-")) <= MAX_INT_DIGITS else float(text)
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_int=_int)
+_RECORD_DECODER = json.JSONDecoder(object_pairs_hook=_marked_pairs, parse_int=_int)
+
+
+def read_json(text: str) -> Any:
+    """A JSON value as json.loads reads it, but an object with a key twice is a DuplicateKeys and an integer
+    too long for Python is a float; raises ValueError (or RecursionError) when the text is not JSON."""
+    value, end = _RECORD_DECODER.raw_decode(text.strip())
+    if text.strip()[end:]:
+        raise ValueError("extra data after JSON")
+    return value
+
+
+def repeated_key(value: Any) -> str | None:
+    """The first key that appears twice in one object anywhere inside a value read by read_json, or None."""
+    stack = [value]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, DuplicateKeys):
+            return x.keys_twice[0]
+        if isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return None
 _ANSWER_TAG = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.DOTALL)
 
@@ -110,6 +172,9 @@ def parse_answer(answer: Any, *, embedded: bool = True) -> Any:
         raise Wrong("answer is not a JSON value") from None
     if size > MAX_ANSWER_BYTES:
         raise Wrong(f"answer larger than {MAX_ANSWER_BYTES // 1_000_000} MB")
+    key = repeated_key(answer)
+    if key is not None:
+        raise Wrong(f"malformed answer: duplicate key {key!r} in a JSON object")
     return answer
 
 
@@ -165,7 +230,10 @@ def to_number(x: Any, what: str) -> Num:
     if isinstance(x, bool):
         raise Wrong(f"{what}: expected a number, got {json.dumps(x)}")
     if isinstance(x, int | float):
-        value = float(x)
+        try:
+            value = float(x)
+        except OverflowError:
+            value = math.inf
         if math.isnan(value) or math.isinf(value):
             raise Wrong(f"{what}: {value} is not a number")
         return Num(value)
@@ -174,8 +242,10 @@ def to_number(x: Any, what: str) -> Num:
             return Num(None)
         found = numbers_in(x)
         if len(found) != 1:
-            raise Wrong(f"{what}: expected one number, got {_short(x)}")
+            raise Wrong(f"{what}: expected one number, got {_short(x)}", HEDGED if found else MALFORMED)
         return found[0]
+    if isinstance(x, list) and len(x) > 1:
+        raise Wrong(f"{what}: expected one number, got a list of {len(x)}: {_short(x)}", HEDGED)
     raise Wrong(f"{what}: expected a number, got {_short(x)}")
 
 
@@ -374,8 +444,41 @@ def _verdict(x: Any) -> str:
     raise Wrong(f"result: expected PASS or FAIL, got {_short(x)}")
 
 
+# names of fields that state a verdict, and verdicts written as values: an answer states one verdict
+_VERDICT_FIELDS = frozenset([
+    "result", "verdict", "status", "outcome", "conclusion", "decision", "answer", "pass", "passed", "passes", "fail",
+    "failed", "met", "exceeds", "significant", "is_significant", "significance", "direction", "trend", "higher",
+    "lower", "winner", "loser", "higher_group", "lower_group", "larger", "smaller", "better", "worse"])
+_VERDICT_VALUES = frozenset([*_VERDICTS, "increasing", "decreasing", "stable", "flat", "up", "down", "rising",
+                             "falling", "significant", "not significant", "insignificant"])
+# the fields each format names, besides its verdict: free to hold anything
+_FIELDS = {"threshold": ("value", "threshold"), "trend": ("total_change_pct", "peak_period"),
+           "comparison": ("group_a", "group_b", "value_a", "value_b"),
+           "significance": ("p_value", "test_name", "group_a", "group_b", "mean_a", "mean_b")}
+
+
+def _one_verdict(answer: dict, kind: str, own: tuple[str, ...], groups: Keys | None = None,
+                 group_keys: tuple[Any, ...] = ()) -> None:
+    """Raise Wrong (hedged) unless the answer states its verdict once: in one of its own verdict fields, with no
+    other field named like a verdict, holding a verdict or (a comparison) naming one of the groups."""
+    given = [k for k in own if k in answer]
+    if len(given) > 1:
+        raise Wrong(f"hedged answer: both {given[0]!r} and {given[1]!r} state the verdict", HEDGED)
+    named = {groups(g) for g in group_keys} if groups else set()
+    for key, value in answer.items():
+        if key in own or key in _FIELDS[kind]:
+            continue
+        if _fold(key).replace(" ", "_") in _VERDICT_FIELDS:
+            raise Wrong(f"hedged answer: a second verdict in {key!r}", HEDGED)
+        if isinstance(value, bool) or (isinstance(value, str) and _fold(value) in _VERDICT_VALUES):
+            raise Wrong(f"hedged answer: {key!r} holds a second verdict, {_short(value)}", HEDGED)
+        if groups and isinstance(value, str | int | float) and groups(value) in named:
+            raise Wrong(f"hedged answer: {key!r} names a group, {_short(value)}", HEDGED)
+
+
 def _threshold(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
     answer = _require_dict(answer, "threshold")
+    _one_verdict(answer, "threshold", ("result", "verdict"))
     result = _verdict(_field(answer, "result", "verdict"))
     if result != gold["result"]:
         raise Wrong(f"result {result}, the gold is {gold['result']}", VERDICT)
@@ -391,10 +494,21 @@ _MONTHS = {name: i for i, names in enumerate(
      ("nov", "november"), ("dec", "december")], 1) for name in names}
 
 
+_PERIODS = re.compile(r"\d{4}[-/.]\d{1,2}|\b(?:" + "|".join(_MONTHS) + r")\.?,?\s+\d{4}")
+_TIME = r"(?:[ t]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?"
+
+
 def parse_period(x: Any) -> tuple[int, int]:
-    """(year, month) of "2018-01", "2018-01-15", "2018/01", "Jan 2018", "January 2018"."""
+    """(year, month) of "2018-01", "2018-01-15", "2018-01-01 00:00:00", "2018/01", "Jan 2018", "January 2018".
+
+    Raises Wrong: hedged when the value names two periods ("1993-11 or 1993-12"), malformed when none.
+    """
+    if isinstance(x, list) and len(x) > 1:
+        raise Wrong(f"hedged answer: peak_period is a list of {len(x)} where one month is asked", HEDGED)
     text = str(x).strip().lower()
-    m = re.fullmatch(r"(\d{4})[-/.](\d{1,2})(?:[-/.]\d{1,2})?(?:[ t].*)?", text)
+    if len(_PERIODS.findall(text)) > 1:
+        raise Wrong(f"hedged answer: peak_period names more than one month, {_short(x)}", HEDGED)
+    m = re.fullmatch(r"(\d{4})[-/.](\d{1,2})(?:[-/.]\d{1,2}" + _TIME + ")?", text)
     if m and 1 <= int(m.group(2)) <= 12:
         return int(m.group(1)), int(m.group(2))
     m = re.fullmatch(r"([a-z]+)\.?,?\s+(\d{4})", text)
@@ -405,6 +519,7 @@ def parse_period(x: Any) -> tuple[int, int]:
 
 def _trend(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
     answer = _require_dict(answer, "trend")
+    _one_verdict(answer, "trend", ("direction",))
     direction = str(_field(answer, "direction")).strip().lower()
     if direction != gold["direction"]:
         raise Wrong(f"direction {direction}, the gold is {gold['direction']}", VERDICT)
@@ -416,6 +531,7 @@ def _trend(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
 def _comparison(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
     answer = _require_dict(answer, "comparison")
     keys = Keys([gold["group_a"], gold["group_b"]])
+    _one_verdict(answer, "comparison", ("higher",), keys, (gold["group_a"], gold["group_b"]))
     given = {}
     for side in ("a", "b"):  # aligned by group: naming the two groups in the other order is fine
         group = _field(answer, f"group_{side}")
@@ -443,6 +559,7 @@ def _boolean(x: Any, what: str) -> bool:
 
 def _significance(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
     answer = _require_dict(answer, "significance")
+    _one_verdict(answer, "significance", ("significant",))
     significant = _boolean(_field(answer, "significant"), "significant")
     if significant != gold["significant"]:
         raise Wrong(f"significant {json.dumps(significant)}, the gold is {json.dumps(gold['significant'])}", VERDICT)
@@ -493,22 +610,29 @@ def _days_of(groups: tuple[str, ...], order: str) -> set[date]:
     return found
 
 
-def _dates(text: str) -> tuple[set[date], set[tuple[int, int]], str]:
-    """Dates and months written in a text, and the text with them blanked out."""
-    days: set[date] = set()
-    months: set[tuple[int, int]] = set()
+def _date_spans(text: str) -> tuple[list[tuple[int, int, frozenset]], str]:
+    """Where dates and months stand in a text, each with the days (or months) it may mean ("01/02/2018" two),
+    and the text with them blanked out."""
+    spans = []
     for pattern, order in _DATE_PATTERNS + _MONTH_PATTERNS:
         for m in list(pattern.finditer(text)):
             if len(order) == 3:
-                found = _days_of(m.groups(), order)
-                days |= found
+                found: set = _days_of(m.groups(), order)
             else:
                 month = _month(m.groups(), order)
                 found = {(int(m.groups()[order.index("y")]), month)} if month else set()
-                months |= found
             if found:  # blanked, not cut: the positions of later matches stay valid
+                spans.append((m.start(), m.end(), frozenset(found)))
                 text = text[:m.start()] + " " * (m.end() - m.start()) + text[m.end():]
-    return days, months | {(d.year, d.month) for d in days}, text
+    return spans, text
+
+
+def _dates(text: str) -> tuple[set[date], set[tuple[int, int]], str]:
+    """Dates and months written in a text, and the text with them blanked out."""
+    spans, text = _date_spans(text)
+    points = {p for _, _, found in spans for p in found}
+    days = {p for p in points if isinstance(p, date)}
+    return days, (points - days) | {(d.year, d.month) for d in days}, text
 
 
 def _words(text: str) -> list[str]:
@@ -595,15 +719,100 @@ def _flatten(x: Any) -> str:
     return "" if x is None else str(x)
 
 
-def _knowledge(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
+# precision of a knowledge answer: what it may add to the gold passage (README, "How answers are compared")
+KNOWLEDGE_MIN_WORDS = 150
+KNOWLEDGE_WORDS_PER_PASSAGE_WORD = 3
+FOREIGN_ALLOWED = 2  # numbers or dates foreign to the passage that any answer may hold ("version 2.0")
+EFFECTIVE_DATE = "effective_date"  # answer_format.asks of a date task (dptool.generate.knowledge writes it)
+_MARKERS = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\d+[.)][ \t]+|\[\d+\]", re.MULTILINE)  # "1. …", "[2]"
+# what stands between two alternatives: "30 or 45", "30 days (or 45", "0.4 × csat (or 0.7", "30,000 czk or else 25,000"
+_OR = re.compile(r"[^\d]{0,24}?(?<![a-z])or(?:\s+(?:else|maybe|perhaps|possibly|rather))?[\s(]*")
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """A date, month or number an answer states, where it stands, and what it may mean."""
+
+    start: int
+    end: int
+    means: frozenset  # dates, (year, month) pairs or floats: "01/02/2018" may mean two days
+
+
+def _claims(text: str) -> tuple[list[_Claim], str]:
+    """The dates, months and numbers a text states, in order, and the text they stand in (numbered-list
+    markers and citation marks are no claims, nor are the parts of a date)."""
+    folded = _MARKERS.sub(lambda m: " " * len(m.group(0)), _fold(text) or "")
+    spans, rest = _date_spans(folded)
+    claims = [_Claim(a, b, found) for a, b, found in spans]
+    claims += [_Claim(m.start(), m.end(), frozenset({n.value})) for m, n in
+               ((m, numbers_in(m.group(0))[0]) for m in _NUMBER.finditer(rest))]
+    claims += [_Claim(-1, -1, frozenset({n})) for n in _word_numbers(_words(rest))]  # "sixty": no place needed
+    return sorted(claims, key=lambda c: c.start), folded
+
+
+def _in(x: Any, source: _Facts) -> bool:
+    if isinstance(x, date):
+        return x in source.days
+    if isinstance(x, tuple):
+        return x in source.months
+    # a share may be written as a fraction or in percent
+    return any(math.isclose(x, a * f, rel_tol=1e-9, abs_tol=1e-9) for a in source.numbers for f in (1, 100, 0.01))
+
+
+def _show_claim(claim: _Claim) -> str:
+    x = min(claim.means, key=str)
+    return x.isoformat() if isinstance(x, date) else f"{x[0]}-{x[1]:02d}" if isinstance(x, tuple) else _fmt(x)
+
+
+def _alternatives(claims: list[_Claim], text: str) -> list[tuple[_Claim, _Claim]]:
+    """Pairs of claims offered as alternatives: "30 or 45 days", "1 July 2016 (or 1 January 2017)"."""
+    placed = [c for c in claims if c.start >= 0]
+    return [(a, b) for a, b in zip(placed, placed[1:], strict=False) if _OR.fullmatch(text[a.end:b.start])]
+
+
+def _precise(text: str, gold: dict, fmt: dict, question: str) -> None:
+    """Raise Wrong (hedged) when a knowledge answer says more than its gold passage supports: more foreign
+    numbers and dates than supported ones, a foreign date where a date is asked, or "30 or 45" where only
+    one of the two is a key fact."""
+    passage = gold.get("passage") or ""
+    facts = gold.get("facts") or []
+    source = _index("\n".join([passage, question, *facts]))
+    claims, folded = _claims(text)
+    distinct = {c.means: c for c in claims}.values()
+    supported = [c for c in distinct if any(_in(x, source) for x in c.means)]
+    foreign = [_show_claim(c) for c in distinct if c not in supported]
+    if fmt.get("asks") == EFFECTIVE_DATE:
+        dates = [c for c in distinct if c not in supported and not isinstance(next(iter(c.means)), float)]
+        if dates:
+            raise Wrong(f"hedged answer: the date {_show_claim(dates[0])} is not in the governing passage", HEDGED)
+    if len(foreign) > max(FOREIGN_ALLOWED, len(supported)):
+        raise Wrong(f"hedged answer: {len(foreign)} numbers or dates not in the governing passage "
+                    f"({', '.join(foreign[:3])}, …), {len(supported)} from it", HEDGED)
+    stated_facts = [x for c in _claims(" ; ".join(facts))[0] for x in c.means]  # not a date's parts, unlike _index
+    key = _Facts({x for x in stated_facts if isinstance(x, date)}, {x for x in stated_facts if isinstance(x, tuple)},
+                 [x for x in stated_facts if isinstance(x, float)], set())
+    passage_claims, passage_text = _claims(passage)
+    stated = {(a.means, b.means) for a, b in _alternatives(passage_claims, passage_text)}
+    for a, b in _alternatives(claims, folded):
+        if (a.means, b.means) not in stated and \
+                any(_in(x, key) for x in a.means) != any(_in(x, key) for x in b.means):
+            raise Wrong(f"hedged answer: {folded[a.start:b.end]!r} offers an alternative to a key fact", HEDGED)
+
+
+def _knowledge(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> None:
     facts = gold.get("facts") or []
     if not facts:
         raise Wrong("the task records no key facts to check")
     text = answer.text if isinstance(answer, Text) else _flatten(answer)
+    words = len(text.split())
+    limit = max(KNOWLEDGE_MIN_WORDS, KNOWLEDGE_WORDS_PER_PASSAGE_WORD * len((gold.get("passage") or "").split()))
+    if words > limit:
+        raise Wrong(f"hedged answer: {words:,} words, at most {limit:,} for this passage", HEDGED)
     for fact in facts:
         part = missing_fact(fact, text)
         if part is not None:
             raise Wrong(f"missing key fact {fact!r} ({part!r} not found)", FACT)
+    _precise(text, gold, fmt, question)
 
 
 COMPARATORS = {"value": _value, "ranking": _ranking, "threshold": _threshold, "trend": _trend,
@@ -624,9 +833,15 @@ def compare(task: dict, answer: Any, *, against: str = "gold") -> Verdict:
         expected = task.get("gold")  # a task without rules has one answer
     if isinstance(answer, str) and not answer.strip():
         return Verdict(False, "no answer", NO_ANSWER)
+    if isinstance(answer, Malformed):
+        return Verdict(False, answer.reason, MALFORMED)
     try:
         parsed = parse_answer(answer, embedded=fmt["type"] != "knowledge")
-        comparator(parsed, expected, fmt, task.get("tolerance") or DEFAULT_TOLERANCE)
+        tolerance = task.get("tolerance") or DEFAULT_TOLERANCE
+        if comparator is _knowledge:  # precision is judged against what the question says too
+            _knowledge(parsed, expected, fmt, tolerance, str(task.get("question") or ""))
+        else:
+            comparator(parsed, expected, fmt, tolerance)
     except Wrong as exc:
         return Verdict(False, str(exc), exc.kind)
     except (TypeError, ValueError, KeyError, AttributeError, ArithmeticError, RecursionError) as exc:

@@ -54,3 +54,21 @@ def relation_sql(model_sql: str, manifest: dict) -> str:
     relations = {n["name"]: n["relation_name"] for n in manifest["nodes"].values() if n.get("relation_name")}
     sql = re.sub(r"\{\{\s*config\(.*?\)\s*\}\}", "", model_sql)
     return re.sub(r"\{\{\s*ref\('([^']+)'\)\s*\}\}", lambda m: relations[m.group(1)], sql)
+
+
+def metric_sql(name: str, layer, folder: Path, manifest: dict, where: tuple[str, ...] = ()) -> str:
+    """The overall value of a generated semantic-layer metric as one query, written here apart from dptool's macros:
+    a simple metric's aggregate over its model; a ratio's or derived metric's expression over its inputs, each input
+    computed on its own, under its own filter (and the caller's)."""
+    decl = layer.metrics[name].decl
+    if not decl.get("components"):
+        model = relation_sql((folder / f"{name}.sql").read_text(encoding="utf-8"), manifest)
+        condition = " where " + " and ".join(f"({w})" for w in where) if where else ""
+        return f"select {decl['value']} as value from ({model}) as m{condition}"
+    inputs = []
+    for item in decl["components"]:
+        item = {"metric": item} if isinstance(item, str) else item
+        sub = metric_sql(item["metric"], layer, folder, manifest, (*where, *item.get("where", [])))
+        alias = item.get("alias") or item["metric"]
+        inputs.append(f"(select cast(value as double precision) from ({sub}) as v) as {alias}")
+    return f"select {decl['value']} as value from (select {', '.join(inputs)}) as i"

@@ -14,6 +14,7 @@ from dptool.project.catalog import Join, load_catalog
 FIXTURES = Path(__file__).parent / "fixtures"
 PROJECT = "dptool_demo"
 METRICS_YML = "models/ecommerce/metrics/_ecommerce__metrics.yml"
+BANKING_METRICS_YML = "models/banking/metrics/_banking__metrics.yml"
 TABLES_YML = "models/ecommerce/staging/_ecommerce__tables.yml"
 RULES_YML = "macros/ecommerce/_ecommerce__rules.yml"
 
@@ -108,12 +109,92 @@ def test_metric_tables_walk_through_ephemeral_models(demo_catalog, demo_manifest
 
 
 def test_metric_declaration(demo_catalog):
+    m = demo_catalog.metrics["avg_delivery_days"]
+    assert (m.label, m.value, m.format, m.tier, m.grain, m.components) == (
+        "Average Delivery Time", "avg(delivery_days)", "number", "L1", "delivered orders", ())
+    assert m.unique_id == f"model.{PROJECT}.avg_delivery_days"
+
+
+def test_composite_declaration(demo_catalog):
+    """A composite's value is an expression over its components; it is sliced by the columns they all have and
+    reads the tables any of them reads."""
     m = demo_catalog.metrics["seller_fulfillment_score"]
-    assert (m.label, m.value, m.format, m.tier, m.grain) == (
-        "Seller Fulfillment Score", "0.6 * avg(on_time_flag) + 0.4 * avg(satisfied_flag)", "number", "L3",
-        "order items")
+    assert (m.label, m.value, m.format, m.tier) == (
+        "Seller Fulfillment Score", "0.6 * on_time_delivery_rate + 0.4 * csat", "number", "L3")
     assert m.components == ("on_time_delivery_rate", "csat")
-    assert m.unique_id == f"model.{PROJECT}.seller_fulfillment_score"
+    on_time, csat = (demo_catalog.metrics[c] for c in m.components)
+    assert m.columns == tuple(c for c in on_time.columns if c in csat.columns) == (
+        "order_id", "order_status", "order_purchase_timestamp", "customer_state", "customer_city")
+    assert m.tables == tuple(sorted(set(on_time.tables) | set(csat.tables)))
+    # no seller state: the On-Time Delivery Rate has none, so a composite slice by it would mean nothing
+    assert [d.column for d in demo_catalog.dimensions_of(m)] == ["customer_city", "customer_state",
+                                                                  "order_purchase_timestamp", "order_status"]
+
+
+# --- rule scope: a closure over components -------------------------------------------------------------------------
+
+
+def _hand_catalog(components: dict, modifies: dict):
+    from dptool.project.catalog import Catalog, Metric, Rule
+
+    catalog = Catalog("p", "hash")
+    catalog.metrics = {m: Metric(m, f"model.p.{m}", "d", m, "x", "", "number", "", "", "", "", tuple(c), (), ())
+                       for m, c in components.items()}
+    catalog.rules = {r: Rule(r, f"macro.p.rule__{r}", "d", r, "definitional", "", {}, tuple(ms), "doc")
+                     for r, ms in modifies.items()}
+    return catalog
+
+
+def test_governing_rules_are_a_closure_over_components():
+    catalog = _hand_catalog({"margin": ["revenue", "cost"], "revenue": ["orders"], "cost": [], "orders": [],
+                             "other": []},
+                            {"refunds": ["revenue"], "fx": ["cost", "other"], "weights": ["margin"],
+                             "test_orders": ["orders"], "unrelated": ["other"]})
+    assert catalog.metric_tree("margin") == ["margin", "revenue", "cost", "orders"]
+    assert [r.id for r in catalog.governing_rules("margin")] == ["fx", "refunds", "test_orders", "weights"]
+    assert [r.id for r in catalog.governing_rules("revenue")] == ["refunds", "test_orders"]
+    assert [r.id for r in catalog.governing_rules("orders")] == ["test_orders"]
+    assert [r.id for r in catalog.rules_of("margin")] == ["weights"]  # the declared edges stay as declared
+
+
+def test_governing_rules_end_where_a_cycle_started():
+    catalog = _hand_catalog({"a": ["b"], "b": ["c"], "c": ["a"], "d": []},
+                            {"ra": ["a"], "rb": ["b"], "rc": ["c"], "rd": ["d"]})
+    for metric in ("a", "b", "c"):
+        assert [r.id for r in catalog.governing_rules(metric)] == ["ra", "rb", "rc"]
+    assert catalog.metric_tree("b") == ["b", "c", "a"]
+    assert [r.id for r in catalog.governing_rules("d")] == ["rd"]
+
+
+def test_rules_argument_routes_each_rule_to_the_metrics_it_modifies():
+    catalog = _hand_catalog({"margin": ["revenue", "cost"], "revenue": [], "cost": []},
+                            {"refunds": ["revenue"], "fx": ["cost", "revenue"], "weights": ["margin"]})
+    assert catalog.rules_argument("revenue", ["refunds", "fx"]) == ["refunds", "fx"]  # not a composite: the list
+    assert catalog.rules_argument("margin", ["fx", "weights", "refunds"]) == {
+        "margin": ["weights"], "revenue": ["fx", "refunds"], "cost": ["fx"]}
+    # every metric of the composite is named, with no rule too (the gold model must ref each of them)
+    assert catalog.rules_argument("margin", []) == {"margin": [], "revenue": [], "cost": []}
+    # a rule that modifies none of them (an ablation's pairing) applies to the composite itself
+    assert catalog.rules_argument("margin", ["elsewhere"]) == {"margin": ["elsewhere"], "revenue": [], "cost": []}
+
+
+def test_governing_rules_of_the_demo_composites(demo_catalog):
+    def ids(metric):
+        return sorted(r.id for r in demo_catalog.governing_rules(metric))
+
+    # GMV per Active Seller: GMV's revenue recognition and insured freight, Active Seller Count's definition
+    assert ids("gmv_per_active_seller") == ["active_seller_definition", "insured_freight_exclusion",
+                                            "revenue_recognition"]
+    assert demo_catalog.rules_of("gmv_per_active_seller") == []
+    # the Cross-Sell Index: card penetration's eligibility and minor protection among them (issue 12, t_1455)
+    assert ids("cross_sell_index") == ["card_eligibility_definition", "minor_client_protection",
+                                       "small_segment_suppression", "standing_order_amount_validation"]
+    # a composite's own rule and its components'
+    assert ids("seller_fulfillment_score") == ["csat_neutral_exclusion", "delivery_sla_grace_period",
+                                               "review_privacy_quarantine", "seller_score_weights"]
+    # a metric that is no composite: its own rules
+    for metric in ("transaction_count", "gmv", "credit_risk_score"):
+        assert demo_catalog.governing_rules(metric) == demo_catalog.rules_of(metric)
 
 
 def test_rule_documents_resolved(demo_catalog, demo_manifest):
@@ -189,7 +270,28 @@ MALFORMED = {
     "unknown_metric_key": (
         lambda m: edit_metric(m, "gmv", lambda d: d.update(colour="red")),
         f"{METRICS_YML}: model.{PROJECT}.gmv: meta.dptool.metric.colour is not a metric key "
-        "(label, value, unit, format, formula, tier, components, grain)",
+        "(label, value, unit, format, formula, tier, components, grain, period, duration)",
+    ),
+    # Berka's account, trans and loan tables each have a `date`: which one places a transaction in time is
+    # declared, never guessed (the one of the table with most rows was the transaction date on the demo data,
+    # and the account opening date on Berka's own, whose trans sample holds three weeks)
+    "period_missing_where_two_dates": (
+        lambda m: edit_metric(m, "transaction_volume", lambda d: d.pop("period")),
+        f"{BANKING_METRICS_YML}: model.{PROJECT}.transaction_volume: meta.dptool.metric.period is missing, and the "
+        "metric's columns are 2 temporal dimensions (account.date, trans.date); name the one whose date places a "
+        "row in a period (period: table.column)",
+    ),
+    "period_column_of_two_tables": (
+        lambda m: edit_metric(m, "transaction_volume", lambda d: d.update(period="date")),
+        f"{BANKING_METRICS_YML}: model.{PROJECT}.transaction_volume: meta.dptool.metric.period is 'date', a column "
+        "of account.date, trans.date; name one as table.column",
+    ),
+    "period_not_a_temporal_dimension": (
+        lambda m: edit_metric(m, "gmv", lambda d: d.update(period="orders.order_approved_at")),
+        f"{METRICS_YML}: model.{PROJECT}.gmv: meta.dptool.metric.period is 'orders.order_approved_at', which is no "
+        "temporal dimension of the metric's tables that its model exposes as a column (those are: "
+        "orders.order_purchase_timestamp); mark the column `meta.dptool.dimension: temporal` on its table and list "
+        "it among the metric's columns",
     ),
     "bad_metric_format": (
         lambda m: edit_metric(m, "csat", lambda d: d.update(format="ratio")),
@@ -200,6 +302,32 @@ MALFORMED = {
         lambda m: edit_metric(m, "seller_fulfillment_score", lambda d: d.update(components=["csat", "nps"])),
         f"{METRICS_YML}: model.{PROJECT}.seller_fulfillment_score: meta.dptool.metric.components names "
         "unknown metric 'nps'",
+    ),
+    "composite_value_over_rows": (
+        lambda m: edit_metric(m, "gmv_per_active_seller", lambda d: d.update(value="sum(price) / active_sellers")),
+        f"{METRICS_YML}: model.{PROJECT}.gmv_per_active_seller: meta.dptool.metric.value of a composite is an "
+        "expression over its components (gmv, active_sellers), e.g. gmv / active_sellers; it names 'price', which is "
+        "no component",
+    ),
+    "composite_value_aggregates": (
+        lambda m: edit_metric(m, "gmv_per_active_seller", lambda d: d.update(value="sum(gmv) / active_sellers")),
+        f"{METRICS_YML}: model.{PROJECT}.gmv_per_active_seller: meta.dptool.metric.value of a composite is an "
+        "expression over its components (gmv, active_sellers), e.g. gmv / active_sellers; it aggregates rows",
+    ),
+    "composite_component_unused": (
+        lambda m: edit_metric(m, "clv", lambda d: d.update(components=["gmv", "unique_buyers", "order_volume"])),
+        f"{METRICS_YML}: model.{PROJECT}.clv: meta.dptool.metric.value does not use component 'order_volume'",
+    ),
+    "composite_not_ref_its_component": (
+        lambda m: m["nodes"][f"model.{PROJECT}.clv"]["depends_on"]["nodes"].remove(f"model.{PROJECT}.gmv"),
+        f"{METRICS_YML}: model.{PROJECT}.clv: meta.dptool.metric.components names 'gmv', which "
+        "the model does not ref; write the model as {{ dptool.composite_metric(['gmv', 'unique_buyers']) }}",
+    ),
+    "composite_column_not_shared": (
+        lambda m: m["nodes"][f"model.{PROJECT}.gmv_per_active_seller"]["columns"].update(
+            seller_id={"name": "seller_id", "description": "The seller."}),
+        f"{METRICS_YML}: model.{PROJECT}.gmv_per_active_seller: columns.seller_id is not a column of every "
+        "component of the composite (gmv, active_sellers); a composite is sliced by the columns they share",
     ),
     "rule_modifies_unknown_metric": (
         lambda m: edit_rule(m, "outlier_exclusion", lambda d: d.update(modifies=["avg_delivery_dayz"])),
@@ -218,12 +346,13 @@ MALFORMED = {
     ),
     "rule_modifies_nothing": (
         lambda m: edit_rule(m, "csat_neutral_exclusion", lambda d: d.update(modifies=[])),
-        f"{RULES_YML}: macro.{PROJECT}.rule__csat_neutral_exclusion: meta.dptool.rule.modifies names no metric",
+        f"{RULES_YML}: macro.{PROJECT}.rule__csat_neutral_exclusion: meta.dptool.rule.modifies is empty "
+        "(the metric or metrics the rule changes)",
     ),
     "bad_dimension_kind": (
         lambda m: edit_column(m, "orders", "order_status", lambda d: d.update(dimension="category")),
         f"{TABLES_YML}: model.{PROJECT}.orders: columns.order_status.meta.dptool.dimension is 'category'; "
-        "expected one of temporal, spatial, categorical",
+        "expected one of temporal, spatial, categorical, or false (not a dimension)",
     ),
     "rule_macro_not_named_rule": (
         lambda m: rename_macro(m, "rule__outlier_exclusion", "outlier_exclusion"),
@@ -262,6 +391,31 @@ def test_rule_document_too_short(demo_manifest):
     with pytest.raises(DptoolError, match=r"^macros/ecommerce/_ecommerce__rules\.yml: "
                                           r"macro\.dptool_demo\.rule__outlier_exclusion: description "):
         load_catalog(manifest)
+
+
+def test_period_and_duration_of_the_demo_metrics(demo_catalog):
+    """The date that places a row in a period, and how durations count, as the metric YAML says (or derives)."""
+    def period(metric_id):
+        m = demo_catalog.metrics[metric_id]
+        return demo_catalog.tables[demo_catalog.dimensions[m.period].table].name + "." + \
+            demo_catalog.dimensions[m.period].column
+
+    assert period("transaction_volume") == "trans.date"
+    assert period("loan_volume") == "loan.date"
+    assert period("new_accounts") == "account.date"
+    # reviews count in the period of their order's purchase, and the metric model says so
+    assert period("csat") == "orders.order_purchase_timestamp"
+    assert demo_catalog.metrics["csat"].period_doc.startswith("Purchase time of the reviewed order: a review counts")
+    assert all(m.period for m in demo_catalog.metrics.values())
+    # the only temporal dimension a metric has is its period
+    for m in demo_catalog.metrics.values():
+        assert [d.id for d in demo_catalog.dimensions_of(m) if d.kind == "temporal"] == [m.period], m.id
+    # declared, and derived where the metric model computes its durations with dptool.days_between alone
+    assert demo_catalog.metrics["avg_delivery_days"].duration.startswith("whole calendar days from purchase to")
+    assert demo_catalog.metrics["avg_handling_days"].duration.startswith("whole calendar days between two dates")
+    # declared: dbt.datediff in hours counts hour boundaries
+    assert "hour boundaries crossed" in demo_catalog.metrics["avg_approval_hours"].duration
+    assert demo_catalog.metrics["gmv"].duration == ""
 
 
 # --- a hand-written manifest ------------------------------------------------------------------------------------

@@ -111,3 +111,49 @@ def test_help_names_every_command():
     assert proc.returncode == 0
     for command in ("generate", "demo-data", "graph"):
         assert command in proc.stdout
+
+
+def _set(meta: dict, **values) -> None:
+    meta.update(values)
+
+
+# issue 16: each of these crashed `dptool generate` with a traceback, or went on to fail 65 s later at export
+BAD_DECLARATIONS = {
+    "components_a_number": (
+        lambda m: [_set(d, components=5) for d in _metric_meta(m, "seller_fulfillment_score")],
+        ("models/ecommerce/metrics/_ecommerce__metrics.yml", "model.dptool_demo.seller_fulfillment_score",
+         "meta.dptool.metric.components is 5")),
+    "modifies_a_number": (
+        lambda m: _set(_rule_meta(m, "outlier_exclusion"), modifies=5),
+        ("macros/ecommerce/_ecommerce__rules.yml", "macro.dptool_demo.rule__outlier_exclusion",
+         "meta.dptool.rule.modifies is 5")),
+    "modifies_item_a_mapping": (
+        lambda m: _set(_rule_meta(m, "outlier_exclusion"), modifies=[{"a": 1}]),
+        ("macros/ecommerce/_ecommerce__rules.yml", "macro.dptool_demo.rule__outlier_exclusion",
+         "meta.dptool.rule.modifies[0] is {a: 1}")),
+    "dptool_is_text": (
+        lambda m: [_set(meta, dptool="table") for node in [m["nodes"]["model.dptool_demo.orders"]]
+                   for meta in (node["meta"], node["config"]["meta"])],
+        ("models/ecommerce/staging/_ecommerce__tables.yml", "model.dptool_demo.orders", "meta.dptool is 'table'")),
+    "node_a_string": (
+        lambda m: _set(m["nodes"], **{"model.dptool_demo.orders": "orders"}),
+        ("target/manifest.json", "nodes['model.dptool_demo.orders'] is 'orders'", "dbt parse")),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_DECLARATIONS))
+def test_bad_declaration(tmp_path, existing_bundle, demo_project, case):
+    edit, fragments = BAD_DECLARATIONS[case]
+    root = _project_with_manifest(tmp_path, demo_project, edit)
+    proc = run_cli("generate", "--project-dir", str(root), "--out", str(existing_bundle))
+    _assert_one_line_error(proc, *fragments)
+    assert _unchanged(existing_bundle)
+
+
+@pytest.mark.parametrize("text", ["[]", "null"])
+def test_manifest_that_is_no_mapping(tmp_path, existing_bundle, demo_project, text):
+    root = _project_with_manifest(tmp_path, demo_project, lambda m: None)
+    (root / "target" / "manifest.json").write_text(text, encoding="utf-8")
+    proc = run_cli("generate", "--project-dir", str(root), "--out", str(existing_bundle))
+    _assert_one_line_error(proc, "target/manifest.json: not a dbt manifest", f"it holds {text}", "dbt parse")
+    assert _unchanged(existing_bundle)

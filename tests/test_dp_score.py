@@ -97,3 +97,49 @@ def test_a_gold_file_without_the_database_is_one_line(tmp_path):
     assert proc.returncode == 1
     assert proc.stderr == ("error: gold data product 'tiny_stock': the file has no database 'tiny' (needed for the "
                            "Hard subset and the questions' columns)\n")
+
+
+HOLES = yaml.safe_load((FIXTURES / "holes" / "expected.yml").read_text(encoding="utf-8"))
+
+
+def _shop_sales(name: str):
+    report = score(dpjson.read(FIXTURES / "holes" / name), dpjson.read(FIXTURES / "score_gold.json"))
+    return next(s for s in report.scores if s.dp_id == "shop_sales")
+
+
+def _check(name: str):
+    got, want = _shop_sales(name), HOLES[name]
+    for metric in ("non_derived", "with_provenance", "derived"):
+        prf = getattr(got, metric)
+        assert [prf.precision, prf.recall, prf.f1] == pytest.approx(want[metric], rel=1e-12, abs=1e-15), metric
+    assert got.answerable == want["answerable"]
+    assert [list(c) for c in got.copies] == want["copies"]
+    assert [name for name, _ in got.rejected] == [name for name, _ in want["rejected"]]
+    for (_, why), (_, expected) in zip(got.rejected, want["rejected"], strict=True):
+        assert why.startswith(expected), why
+    return got
+
+
+def test_source_columns_are_read_from_the_sql_not_from_the_claims():
+    got = _check("claims.json")
+    assert got.missing == ["customers.state", "customers.id, customers.state, orders.customer_id"]
+
+
+def test_a_select_1_column_claiming_every_column_scores_0():
+    got = _check("select_1.json")
+    assert all(similarity == 0.0 for _, _, similarity in got.pairs)
+
+
+def test_a_derived_column_whose_sql_does_not_parse_scores_0_and_the_run_goes_on(tmp_path):
+    _check("unparsable.json")
+    proc = run_cli("dp", "score", str(FIXTURES / "holes" / "unparsable.json"), str(FIXTURES / "score_gold.json"),
+                   "--out", str(tmp_path / "report.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert "shop_sales.broken scores 0: cannot parse SQL (" in proc.stdout
+    saved = yaml.safe_load((tmp_path / "report.json").read_text(encoding="utf-8"))
+    shop = next(s for s in saved["data_products"] if s["dp_id"] == "shop_sales")
+    assert shop["rejected"][0][0] == "broken" and shop["derived"]["f1"] == 0.5
+
+
+def test_a_derived_column_that_only_copies_one_column_is_a_non_derived_column_of_its_table():
+    _check("copy.json")

@@ -27,10 +27,10 @@ VALUE_COLUMNS = ["variant", "value"]
 RANKING_COLUMNS = ["variant", "state", "value", "rank"]
 
 
-def candidate(analysis_type: str, rules: tuple[str, ...] = ("exclude_tests",)) -> Candidate:
+def candidate(analysis_type: str, rules: tuple[str, ...] = ("exclude_tests",), k: int = 3) -> Candidate:
     skeleton = Skeleton("avg_order_value", "model.shop.customers.state", "spatial", rules, TABLES)
     if analysis_type == "ranking":
-        return Candidate(skeleton, "ranking", [], ["state"], "ranking", 3, 30)
+        return Candidate(skeleton, "ranking", [], ["state"], "ranking", k, 30)
     return Candidate(skeleton, analysis_type, ["state = 'SP'"], [], "value", None, slice={"state": "SP"})
 
 
@@ -119,20 +119,39 @@ def test_ranking_follows_rank_column():
 
 def test_ranking_tie_in_base_is_allowed():
     rows = [("gold", "SP", 3.0, 1), ("gold", "RJ", 2.0, 2), ("base", "SP", 2.0, 1), ("base", "RJ", 2.0, 2)]
-    result = answer(candidate("ranking"), AOV, RANKING_COLUMNS, rows)
+    result = answer(candidate("ranking", k=2), AOV, RANKING_COLUMNS, rows)
     assert result["base"] == [{"state": "SP", "value": 2.0}, {"state": "RJ", "value": 2.0}]
 
 
 def test_ranking_tie_in_gold_is_not_scorable():
     rows = [("gold", "SP", 2.0, 1), ("gold", "RJ", 2.0, 2), ("base", "SP", 3.0, 1), ("base", "RJ", 2.0, 2)]
     with pytest.raises(NotScorable, match="tied values"):
+        answer(candidate("ranking", k=2), AOV, RANKING_COLUMNS, rows)
+
+
+@pytest.mark.parametrize("short", ["gold", "base"])
+def test_ranking_with_fewer_groups_than_asked_is_not_scorable(short):
+    # the question asks for the top 3: a gold (or a base) of 2 groups would not answer it
+    full = [("SP", 3.0, 1), ("RJ", 2.0, 2), ("MG", 1.0, 3)]
+    rows = [(v, *r) for v in ("gold", "base") for r in (full[:2] if v == short else full)]
+    with pytest.raises(NotScorable, match="fewer groups qualify than the ranking asks for"):
         answer(candidate("ranking"), AOV, RANKING_COLUMNS, rows)
+
+
+def test_decimal_group_keys_become_numbers_json_can_write():
+    # a DECIMAL dimension (jaffle-shop's order_total_dim): the slice holds the profile's plain value
+    c = grouped("comparison", groups=(12.35, 99))
+    rows = [("gold", Decimal("12.35"), 10.0), ("gold", Decimal("99.00"), 20.0),
+            ("base", Decimal("12.35"), 11.0), ("base", Decimal("99.00"), 20.0)]
+    result = answer(c, AOV, GROUPED_COLUMNS, rows)
+    assert result["gold"] == {"group_a": 12.35, "group_b": 99, "value_a": 10.0, "value_b": 20.0, "higher": 99}
+    json.dumps(result)
 
 
 def test_ranking_tie_below_six_decimals_is_a_tie():
-    rows = [("gold", "SP", 2.0000001, 1), ("gold", "RJ", 2.0, 2), ("base", "SP", 3.0, 1)]
+    rows = [("gold", "SP", 2.0000001, 1), ("gold", "RJ", 2.0, 2), ("base", "SP", 3.0, 1), ("base", "RJ", 1.0, 2)]
     with pytest.raises(NotScorable, match="tied values"):
-        answer(candidate("ranking"), AOV, RANKING_COLUMNS, rows)
+        answer(candidate("ranking", k=2), AOV, RANKING_COLUMNS, rows)
 
 
 def test_empty_ranking_is_not_scorable():
@@ -232,24 +251,32 @@ def test_trend_increasing():
     assert answer(trend(), PAID, SERIES_COLUMNS, rows) == {
         "gold": {"direction": "increasing", "total_change_pct": 10.0, "peak_period": "2017-09"},
         "base": {"direction": "decreasing", "total_change_pct": -20.0, "peak_period": "2017-07"},
-        "answer_format": {"type": "trend", "grain": "month", "unit": "share of orders", "format": "percent"},
+        "answer_format": {"type": "trend", "grain": "month", "flat_band_pct": 5.0, "unit": "share of orders",
+                          "format": "percent"},
         "tolerance": {"rel_tol": 0.001, "abs_tol": 0.0005},
     }
 
 
 @pytest.mark.parametrize(("values", "expected"), [
+    # the least-squares line over x = 0, 1, 2 changes by -0.05 against a mean of 0.45: -11 %
     ([0.5, 0.4, 0.45], {"direction": "decreasing", "total_change_pct": -10.0, "peak_period": "2017-07"}),
     ([0.4, 0.45, 0.5], {"direction": "increasing", "total_change_pct": 25.0, "peak_period": "2017-09"}),
+    # a peak in the middle does not tilt the line: +0.99 against a mean of 107.3 is flat
     ([100.0, 120.0, 100.99], {"direction": "flat", "total_change_pct": 0.99, "peak_period": "2017-08"}),
     ([100.0, 120.0, 99.01], {"direction": "flat", "total_change_pct": -0.99, "peak_period": "2017-08"}),
-    # exactly 1 %: no longer flat
-    ([100.0, 120.0, 101.0], {"direction": "increasing", "total_change_pct": 1.0, "peak_period": "2017-08"}),
-    ([100.0, 120.0, 99.0], {"direction": "decreasing", "total_change_pct": -1.0, "peak_period": "2017-08"}),
+    # a, a, a + d: the line changes by d against a mean of a + d/3 (4 / 101.3 = 3.9 %: flat; 6.4 %; -6.6 %)
+    ([100.0, 100.1, 104.0], {"direction": "flat", "total_change_pct": 4.0, "peak_period": "2017-09"}),
+    ([100.0, 100.1, 106.5], {"direction": "increasing", "total_change_pct": 6.5, "peak_period": "2017-09"}),
+    ([100.0, 100.1, 93.5], {"direction": "decreasing", "total_change_pct": -6.5, "peak_period": "2017-08"}),
+    # the end points say +5 %, the line through every month says -9 %: the line decides
+    ([10.0, 14.0, 13.0, 12.0, 11.0, 10.5], {"direction": "decreasing", "total_change_pct": 5.0,
+                                              "peak_period": "2017-08"}),
     # a negative start: the change is relative to its size
     ([-10.0, -12.0, -5.0], {"direction": "increasing", "total_change_pct": 50.0, "peak_period": "2017-09"}),
     # two decimals of percent
     ([3.0, 1.0, 1.0, 4.0], {"direction": "increasing", "total_change_pct": 33.33, "peak_period": "2017-10"}),
-    # months without a value are left out: the last month with one ends the series; the peak is in 2018
+    # months without a value are left out (the line keeps each month at its place): the last month with one
+    # ends the series; the peak is in 2018
     ([2.0, None, 2.5, 2.1, 1.0, 3.0, 9.0, 3.0, None], {"direction": "increasing", "total_change_pct": 50.0,
                                                       "peak_period": "2018-01"}),
 ])
@@ -271,6 +298,9 @@ def test_trend_of_yymmdd_periods():
     ([1.0, None, 2.0], "a trend needs 3 periods with values, got 2"),
     ([], "a trend needs 3 periods with values, got 0"),
     ([0.0, 1.0, 2.0], "the first period is 0: the change has no percentage"),
+    ([-1.0, 0.0, 1.0], "the average monthly value is 0: the flat band has no width"),
+    # the line changes by 5.2 against a mean of 101.8: 5.1 %, within half a point of the band's edge
+    ([100.0, 100.1, 105.2], "the trend line ends at the edge of the flat band: its direction is a coin toss"),
     ([1.0, 3.0, 2.0, 3.0], "two periods share the peak value"),
     ([5.0, 1.0, 5.0], "two periods share the peak value"),
 ])
@@ -497,3 +527,27 @@ def test_point_query_rounds_the_same_whatever_the_order():
     a = answer(candidate("point_query"), AOV, VALUE_COLUMNS, [("base", 121.38218749999999), ("gold", 1.0)])
     b = answer(candidate("point_query"), AOV, VALUE_COLUMNS, [("base", 121.3821875000001), ("gold", 1.0)])
     assert a["base"] == b["base"] == {"value": 121.382188}
+
+
+def test_trend_direction_is_the_least_squares_slope():
+    """Against numpy's least-squares fit, on random monthly series (gaps included)."""
+    import numpy
+
+    from dptool.generate.enrich import FLAT_BAND_PCT, trend_direction
+
+    rng = random.Random(12)
+    checked = 0
+    for _ in range(300):
+        months = sorted(rng.sample(range(24), rng.randint(3, 12)))
+        values = [round(rng.uniform(50, 150) + i * rng.uniform(-3, 3), 2) for i in months]
+        series = [(f"{2017 + m // 12}-{m % 12 + 1:02d}", v) for m, v in zip(months, values, strict=True)]
+        slope = numpy.polyfit(months, values, 1)[0]
+        pct = slope * (months[-1] - months[0]) / abs(statistics.mean(values)) * 100
+        if abs(abs(pct) - FLAT_BAND_PCT) < 0.5:
+            with pytest.raises(NotScorable):
+                trend_direction(series)
+            continue
+        expected = "flat" if abs(pct) < FLAT_BAND_PCT else ("increasing" if pct > 0 else "decreasing")
+        assert trend_direction(series) == expected, series
+        checked += 1
+    assert checked > 250

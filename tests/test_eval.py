@@ -187,3 +187,41 @@ def test_a_bad_model_or_an_unreachable_ollama_is_one_error_line(bundle, tmp_path
     assert down.stderr.splitlines()[-1] == ("error: cannot reach ollama at http://127.0.0.1:9; start `ollama serve` "
                                             "or set OLLAMA_HOST (0 of 1 tasks done; run the same command again to "
                                             "resume)")
+
+
+def test_a_run_survives_every_query_that_crashed_it_and_no_session_state_crosses_tasks(bundle, tasks, ollama_server,
+                                                                                      tmp_path):
+    # issue 16: each of these once ended `dptool eval` with a traceback, and a resume at temperature 0 met it again
+    crashers = {
+        "SELECT 'abc": "error: cannot parse SQL: Error tokenizing 'SELECT 'ab' (an unclosed quote or comment?)",
+        "SELECT " + "(" * 45 + "1" + ")" * 45: "error: cannot parse SQL: nested too deeply; flatten the parentheses "
+                                               "or use a CTE",
+        "SELECT INTERVAL 100000000 YEAR": "error: OverflowError: Python int too large to convert to C int",
+        "SELECT len(list_sort(list_reverse(range(60000000))))":
+            "error: query stopped after 1 s (the time limit); make it cheaper: filter, aggregate or add LIMIT",
+    }
+    in_list = "select 1 where 1 in (" + ", ".join(str(i) for i in range(400_000)) + ")"
+    with duckdb.connect() as con:
+        con.execute("select setseed(0.42)")
+        seeded = [f"r\n{con.execute('select random()').fetchone()[0]!r}\n(1 row)" for _ in range(2)]
+    sql = [*crashers, in_list, "select setseed(0.42) as s", "select random() as r"]
+    ollama_server.chat_replies += [
+        {"tool_calls": [{"name": "run_sql", "arguments": {"sql": q}} for q in sql]},
+        answer_reply(tasks[0]["gold"]),
+        {"tool_calls": [{"name": "run_sql", "arguments": {"sql": "select random() as r"}}]},  # the next task
+        answer_reply(tasks[1]["gold"]),
+    ]
+    out = tmp_path / "run"
+    proc = run_eval(bundle, ollama_server, out, "--limit", "2", "--sql-timeout", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "accuracy 100.0 %: 2 of 2 tasks correct" in proc.stdout and "Traceback" not in proc.stderr
+
+    def tool_outputs(task: dict) -> list[str]:
+        transcript = json.loads((out / "transcripts" / f"{task['task_id']}.json").read_text(encoding="utf-8"))
+        return [m["content"] for m in transcript["messages"] if m["role"] == "tool"]
+
+    first = tool_outputs(tasks[0])
+    assert first[:4] == list(crashers.values())
+    assert first[4].startswith("error: refused: the SQL is ") and "characters, at most 50,000" in first[4]
+    assert first[6] == seeded[0]  # within a task the seed holds
+    assert tool_outputs(tasks[1]) != [seeded[1]]  # the next task starts on a fresh connection

@@ -179,3 +179,174 @@ def test_gold_model_files_match_the_bundle(demo_project, tasks):
 def test_no_two_tasks_ask_the_same_question(tasks):
     questions = Counter(" ".join(t["question"].lower().split()) for t in tasks)
     assert [q for q, n in questions.items() if n > 1] == []
+
+
+def _closure_from_graph(graph: dict):
+    """The rules that govern each metric, from graph.json alone: rule -> metric edges, through metric -> metric."""
+    modifies, components = {}, {}
+    for e in graph["edges"]:
+        source, target = e["source"].split(":", 1)[1], e["target"].split(":", 1)[1]
+        if e["type"] == "rule_metric":
+            modifies.setdefault(target, set()).add(source)
+        elif e["type"] == "metric_metric":
+            components.setdefault(source, []).append(target)
+
+    def closure(metric: str) -> set[str]:
+        seen, todo, rules = set(), [metric], set()
+        while todo:
+            current = todo.pop()
+            if current not in seen:
+                seen.add(current)
+                rules |= modifies.get(current, set())
+                todo += components.get(current, [])
+        return rules
+
+    return closure, components
+
+
+def test_every_sql_task_states_the_scope_its_gold_applies(demo_bundle, tasks):
+    """Issue 12: rules_in_force is exactly what the gold applies, and for rule_scope `all` (the question says
+    nothing; a counterfactual: every other policy) it is the closure of the metric's rules in graph.json."""
+    out, _ = demo_bundle
+    closure, components = _closure_from_graph(json.loads((out / "graph.json").read_text(encoding="utf-8")))
+    sql_tasks = [t for t in tasks if t["gold_sql"]]
+    scopes = Counter(t["rule_scope"] for t in sql_tasks)
+    assert {"all", "subset"} <= set(scopes) <= {"all", "subset", "none"}, scopes
+    for t in sql_tasks:
+        governing, in_force = closure(t["metric_ids"][0]), set(t["rules_in_force"])
+        withdrawn = t.get("withdrawn_rule")
+        assert (withdrawn is not None) == (t["analysis_type"] == "counterfactual"), t["task_id"]
+        assert set(t["spec"]["rules"]) == in_force, t["task_id"]  # what the gold model applied
+        question = t["question"].lower()
+        if t["rule_scope"] == "all":
+            assert in_force == governing - {withdrawn}, (t["task_id"], sorted(governing), sorted(in_force))
+            assert "apply only" not in question and "before any policy" not in question, t["task_id"]
+        elif t["rule_scope"] == "subset":
+            assert in_force and in_force < governing and "apply only" in question, t["task_id"]
+        else:
+            assert not in_force and governing and "before any policy" in question, t["task_id"]
+        if withdrawn:
+            assert t["rule_scope"] == "all" and withdrawn in governing, t["task_id"]
+            assert set(t["spec"]["base_rules"]) == governing, t["task_id"]
+            assert "every other policy still in force" in question, t["task_id"]
+    # composites were sampled, and under scope `all` their golds apply rules declared on their components only
+    own = {e["source"].split(":", 1)[1] + ">" + e["target"].split(":", 1)[1]
+           for e in json.loads((out / "graph.json").read_text(encoding="utf-8"))["edges"] if e["type"] == "rule_metric"}
+    composite = [t for t in sql_tasks if components.get(t["metric_ids"][0]) and t["rule_scope"] == "all"]
+    assert any(any(f"{r}>{t['metric_ids'][0]}" not in own for r in t["rules_in_force"]) for t in composite)
+    # counterfactuals keep the other rules in force
+    assert any(t["analysis_type"] == "counterfactual" and t["rules_in_force"] for t in sql_tasks)
+
+
+def test_card_counts_the_scope_check(demo_bundle):
+    out, _ = demo_bundle
+    assert "| scope_mismatch | 0 |" in (out / "card.md").read_text(encoding="utf-8")
+
+
+def test_composite_gold_models_route_each_rule_to_its_component(demo_project, tasks, demo_catalog):
+    """A composite's gold model names every metric it is made of, each with the rules that modify it."""
+    import jinja2
+    from jinja2 import nodes
+
+    composite = [t for t in tasks if t["gold_sql"] and demo_catalog.metrics[t["metric_ids"][0]].components]
+    assert composite
+    for t in composite:
+        sql = (demo_project.project_dir / "models" / "dptool_gold" / f"{t['task_id']}.sql").read_text("utf-8")
+        (call,) = [n for n in jinja2.Environment(extensions=["jinja2.ext.do"]).parse(sql).find_all(nodes.Call)
+                   if isinstance(n.node, nodes.Getattr) and n.node.attr == "gold"]
+        rules = next(kw.value.as_const() for kw in call.kwargs if kw.key == "rules")
+        metric = t["metric_ids"][0]
+        assert list(rules) == demo_catalog.metric_tree(metric), t["task_id"]
+        for name, applied in rules.items():
+            assert set(applied) == {r for r in t["rules_in_force"] if name in demo_catalog.rules[r].modifies}
+
+
+# --- definitions an analyst can follow (issue 12) -----------------------------------------------------------------
+
+
+def test_every_metric_of_the_kb_says_its_period_and_grain(demo_bundle, demo_catalog):
+    out, _ = demo_bundle
+    sections = (out / "kb" / "metrics.md").read_text(encoding="utf-8").split("\n## ")[1:]
+    assert len(sections) == len(demo_catalog.metrics)
+    for section in sections:
+        lines = section.splitlines()
+        assert [line for line in lines if line.startswith("- Period: `")], lines[0]
+        assert [line for line in lines if line.startswith("- Row grain: ")], lines[0]
+    text = "\n## ".join(sections)
+    # a review counts in the period its order was placed in; a transaction on its posting date
+    assert "- Period: `order_purchase_timestamp` — Purchase time of the reviewed order: a review counts in the " \
+           "period its order was placed in, not the one it was written in." in text
+    assert "- Period: `date` — Posting date of the transaction" in text
+    assert "- Durations: clock hours from purchase to payment approval counted as the hour boundaries crossed" in text
+    composites = [m for m in demo_catalog.metrics.values() if m.components]
+    assert len([line for line in text.splitlines() if line.startswith("- Components: ") and ", combined as " in line]) \
+        == len(composites)
+
+
+def test_every_ranking_gold_has_as_many_rows_as_its_question_asks(tasks):
+    rankings = [t for t in tasks if t["analysis_type"] == "ranking"]
+    assert rankings
+    for task in rankings:
+        k = task["answer_format"]["k"]
+        assert len(task["gold"]) == k and len(task["base"]) == k, task["task_id"]
+        assert f"which {k} had the highest" in task["question"], task["task_id"]
+
+
+def test_questions_state_what_the_scorer_relies_on(tasks, demo_catalog):
+    from dptool.generate.validate import states_trend_rule
+
+    trends = [t for t in tasks if t["analysis_type"] == "trend_analysis"]
+    assert trends and all(states_trend_rule(t["question"]) for t in trends)
+    assert all(t["answer_format"]["flat_band_pct"] == 5.0 for t in trends)
+    for task in tasks:
+        if task["analysis_type"] == "ranking" and demo_catalog.rules_of(task["metric_ids"][0]):
+            when = "(counted after the policies have excluded any" if task["spec"]["rules"] else \
+                "(counted before any policy)"
+            assert when in task["question"], task["task_id"]
+
+
+def test_no_gold_or_base_holds_a_null_value(tasks):
+    def values(answer):
+        if isinstance(answer, list):
+            return [row["value"] for row in answer]
+        return [v for k, v in answer.items() if k in ("value", "value_a", "value_b", "p_value", "total_change_pct")]
+
+    for task in tasks:
+        if task["gold_sql"] is None or task["analysis_type"] == "decomposition":
+            continue  # a breakdown may hold a group whose value is NULL: the scorer reads NULL as its own value
+        assert None not in values(task["gold"]) + values(task["base"]), task["task_id"]
+
+
+def test_windows_lie_where_every_table_of_the_metric_has_data(tasks, demo_project, demo_catalog):
+    from dptool.generate.profile import data_span, profile_dimensions
+    from dptool.project.warehouse import Warehouse
+
+    with Warehouse.of(demo_project.connection()) as wh:
+        profiles = profile_dimensions(demo_catalog, wh)
+    for task in tasks:
+        window = (task["slice"] or {}).get("window")
+        if not window:
+            continue
+        first, last = data_span(demo_catalog, demo_catalog.metrics[task["metric_ids"][0]], profiles)
+        start, end = window["start"], window["end"]
+        assert f"{first[0]:04d}-{first[1]:02d}-01" <= start and end <= _month_after(last), task["task_id"]
+
+
+def _month_after(month: tuple[int, int]) -> str:
+    y, m = month
+    return f"{y + m // 12:04d}-{m % 12 + 1:02d}-01"
+
+
+def test_the_card_lists_drops_by_reason_types_below_the_minimum_and_rules_without_effect(demo_bundle):
+    out, _ = demo_bundle
+    card = (out / "card.md").read_text(encoding="utf-8")
+    drops = card.split("### Drops by reason")[1].split("###")[0]
+    rows = [line for line in drops.splitlines() if line.startswith("| ") and not line.startswith(("| reason", "| ---"))]
+    assert rows, drops
+    for row in rows:
+        reason, count, examples = (cell.strip() for cell in row.strip("|").split(" | "))
+        assert int(count) >= 1 and examples.count(" · ") >= 2, row
+        assert len(examples.split("; ")) == min(2, int(count)), row
+    assert "### Below --min-per-type (10)" in card
+    # the demo proves every rule -> metric link (tests/test_proofs.py): the card says so
+    assert "- none: every proven rule changes its metric" in card

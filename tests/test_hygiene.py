@@ -18,10 +18,10 @@ def test_clean_environment_drops_a_developer_s_dptool_and_ollama_settings():
     environ = {"DPTOOL_LLM": "ollama:mine", "DPTOOL_EMBED_MODEL": "ollama:embed", "DPTOOL_ANYTHING": "1",
                "OLLAMA_HOST": "http://gpu:11434", "DBT_PROFILES_DIR": "/home/me/.dbt", "DBT_TARGET": "prod",
                "DPTOOL_PG_PORT": "5433", "DPTOOL_REQUIRE_POSTGRES": "1", "DPTOOL_IT_DUCKDB": "/tmp/it.duckdb",
-               "PATH": "/usr/bin", "HOME": "/home/me"}
+               "DPTOOL_REQUIRE_SPARK": "1", "PATH": "/usr/bin", "HOME": "/home/me"}
     assert clean_environment(environ) == {"DPTOOL_PG_PORT": "5433", "DPTOOL_REQUIRE_POSTGRES": "1",
-                                          "DPTOOL_IT_DUCKDB": "/tmp/it.duckdb", "PATH": "/usr/bin",
-                                          "HOME": "/home/me"}
+                                          "DPTOOL_IT_DUCKDB": "/tmp/it.duckdb", "DPTOOL_REQUIRE_SPARK": "1",
+                                          "PATH": "/usr/bin", "HOME": "/home/me"}
 
 
 def test_a_developer_s_model_does_not_reach_the_cli_tests(tmp_path):

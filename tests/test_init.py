@@ -12,6 +12,7 @@ from dptool import __version__
 from dptool.project.catalog import load_catalog
 from dptool.project.dbt import DbtProject
 from dptool.project.scaffold import package_dir
+from tests.conftest import REPO
 from tests.subscriptions import cli, copy_fixture
 
 PACKAGE_LINE = f'- local: "{package_dir()}"  # the dptool dbt package {__version__}, inside the installed dptool\n'
@@ -38,11 +39,19 @@ def test_init_sets_up_a_project(project):
         "target/\ndbt_packages/\n# written by `dptool generate`\nmodels/dptool_gold/\nmodels/dptool_semantic/\n")
     for rel in EXAMPLES:
         assert (project / rel).is_file(), rel
+    assert (project / "selectors.yml").read_text(encoding="utf-8") == (REPO / "selectors.yml").read_text("utf-8")
     lines = proc.stdout.splitlines()
     assert lines[0] == f"dptool init in {project} (dbt project 'subscriptions')"
-    assert lines[-4:] == ["next:", "  dbt deps", "  dbt build", "  dptool generate"]
+    assert lines[-5:] == ["next:", "  dbt deps", "  dbt build", "  dptool generate",
+                          "  dbt build --selector dptool_gold    # the gold models and their rule tests, when you want "
+                          "them"]
     assert any(line.split()[:2] == ["packages.yml", "created"] for line in lines)
     assert any(line.split()[:2] == ["models/dptool_gold/", "ok"] for line in lines)
+    assert ("  models/dptool_gold/                ok            nothing to configure: gold models set their own "
+            "config (table, tag and group dptool_gold, custom schema dptool_gold: with dbt's own "
+            "generate_schema_name, <target schema>_dptool_gold)") in lines
+    assert ("  selectors.yml                      created       a plain `dbt build` skips the gold models (default "
+            "selector everything_but_dptool_gold); `dbt build --selector dptool_gold` builds them") in lines
 
 
 def test_init_twice_changes_nothing(project):
@@ -64,6 +73,7 @@ def test_dry_run_writes_nothing(project):
     assert "would create" in out and "would add" in out
     assert "--- packages.yml (new text)\npackages:\n  " + PACKAGE_LINE in out + "\n"
     assert "--- .gitignore (lines added)\n# written by `dptool generate`\nmodels/dptool_gold/" in out
+    assert "--- selectors.yml (new text)\n" + (REPO / "selectors.yml").read_text("utf-8") in out + "\n"
     assert out.rstrip().endswith("dry run: nothing was written")
 
 
@@ -79,6 +89,59 @@ def test_init_adds_to_the_users_files_and_rewrites_none(project):
     assert yaml.safe_load(text)["packages"] == [{"local": "../shared_macros"}, {"local": str(package_dir())}]
     assert (project / "models" / "dptool_examples.yml").read_text(encoding="utf-8") == "# mine\n"
     assert "models/dptool_examples.yml         skip          exists; left as it is" in proc.stdout
+
+
+MINE = """\
+# our selectors
+selectors:
+  - name: nightly
+    definition: 'tag:nightly'
+"""
+
+
+def test_init_adds_its_selectors_to_a_selectors_yml_of_yours(project):
+    (project / "selectors.yml").write_text(MINE, encoding="utf-8")
+    proc = cli("init", "--project-dir", str(project))
+    assert proc.returncode == 0, proc.stderr
+    text = (project / "selectors.yml").read_text(encoding="utf-8")
+    assert text == MINE + (REPO / "selectors.yml").read_text("utf-8").split("selectors:\n", 1)[1]
+    names = [s["name"] for s in yaml.safe_load(text)["selectors"]]
+    assert names == ["nightly", "everything_but_dptool_gold", "dptool_gold"]
+    again = cli("init", "--project-dir", str(project))
+    assert (project / "selectors.yml").read_text(encoding="utf-8") == text
+    assert "already set up: nothing changed" in again.stdout
+
+
+def test_init_keeps_your_default_selector_and_says_what_to_add_to_it(project):
+    mine = MINE.replace("    definition: 'tag:nightly'", "    default: true\n    definition: 'tag:nightly'")
+    (project / "selectors.yml").write_text(mine, encoding="utf-8")
+    proc = cli("init", "--project-dir", str(project))
+    assert proc.returncode == 0, proc.stderr
+    text = (project / "selectors.yml").read_text(encoding="utf-8")
+    # dbt allows one default selector: the user's stays the default
+    assert [s["name"] for s in yaml.safe_load(text)["selectors"]] == ["nightly", "dptool_gold"]
+    assert ("selector dptool_gold; your default selector 'nightly' builds the gold models too: add `- exclude: "
+            "[{method: tag, value: dptool_gold}]` to the union of its definition") in proc.stdout
+    # once the user's default excludes them, init has nothing to say
+    (project / "selectors.yml").write_text(text.replace("    definition: 'tag:nightly'", (
+        "    definition:\n      union:\n        - 'tag:nightly'\n        - exclude:\n"
+        "            - method: tag\n              value: dptool_gold")), encoding="utf-8")
+    again = cli("init", "--project-dir", str(project))
+    assert "selectors.yml                      ok            a plain `dbt build` skips the gold models" in again.stdout
+    dbt = DbtProject(project)
+    dbt.run("deps")
+    dbt.run("parse")  # dbt reads the selectors: they are valid
+
+
+def test_init_notes_a_generate_schema_name_of_yours(project):
+    (project / "macros" / "schemas.sql").write_text(
+        "{% macro generate_schema_name(custom_schema_name, node) -%}{{ target.schema }}{%- endmacro %}\n", "utf-8")
+    proc = cli("init", "--project-dir", str(project), "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert ("  macros/schemas.sql                 note          its generate_schema_name decides where gold models "
+            "land (they ask for the custom schema dptool_gold); to keep them in schema dptool_gold, make this the "
+            "macro's first line: {%- if custom_schema_name == 'dptool_gold' %}{{ return('dptool_gold') }}"
+            "{% endif -%}") in proc.stdout.splitlines()
 
 
 def test_init_repoints_a_stale_dptool_package(project, tmp_path):
@@ -187,3 +250,32 @@ def test_rule_new_with_a_rules_dir(project):
     assert bad.returncode == 1
     assert bad.stderr.strip() == ("error: 'Bad-Id': a rule id is lower-case letters, digits and underscores, "
                                   "from a letter")
+
+
+def test_rule_new_of_several_metrics_names_a_renamed_semantic_metric(project):
+    """A model named like a semantic metric: dptool declares the metric as <name>_metric, and `rule new` says so."""
+    assert cli("init", "--project-dir", str(project)).returncode == 0
+    (project / "models" / "marts" / "trials.sql").write_text("select * from {{ ref('fct_trials') }}\n", "utf-8")
+    dbt = DbtProject(project)
+    dbt.run("deps")
+    dbt.run("parse")
+    proc = cli("rule", "new", "trial_abuse", "--metric", "trials", "--metric", "refund_rate", "--type",
+               "exclusionary", "--project-dir", str(project))
+    assert proc.returncode == 0, proc.stderr
+    assert ("  --metric trials: 'trials' is the semantic metric 'trials', declared as 'trials_metric' (a model is "
+            "named 'trials'); the rule modifies trials_metric") in proc.stdout.splitlines()
+    props = yaml.safe_load((project / "macros" / "dptool_rules" / "rule__trial_abuse.yml").read_text("utf-8"))
+    assert props["macros"][0]["meta"]["dptool"]["rule"]["modifies"] == ["trials_metric", "refund_rate"]
+    assert "It modifies trials_metric, refund_rate: `metric` is the one being computed." in \
+        (project / "macros" / "dptool_rules" / "rule__trial_abuse.sql").read_text("utf-8")
+    dbt.run("parse")
+    catalog = load_catalog(dbt.load_manifest(), rule_documents={"zero_dollar_invoices": "x " * 25,
+                                                                "early_cancellation": "y " * 25})
+    assert catalog.rules["trial_abuse"].modifies == ("trials_metric", "refund_rate")
+
+    skipped = cli("rule", "new", "mtd_cap", "--metric", "revenue_mtd", "--project-dir", str(project))
+    assert skipped.returncode == 1
+    assert skipped.stderr.startswith("error: --metric 'revenue_mtd' is a semantic metric dptool skips (cumulative "
+                                     "metric (month-to-date): a running total over time, not one aggregate over "
+                                     "rows); a rule can modify only a metric of the catalog: average_invoice_value,")
+    assert not (project / "macros" / "dptool_rules" / "rule__mtd_cap.sql").exists()

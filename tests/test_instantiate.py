@@ -138,13 +138,13 @@ def test_candidates_in_order():
         ("t_0019", "paid_rate__ordered_at", "point_query", "value"),
         ("t_0020", "paid_rate__ordered_at", "threshold_crossing", "value"),
         ("t_0021", "paid_rate__ordered_at", "trend_analysis", "series"),
+        # four payment methods, two of them with enough payments in a year to be ranked: no ranking
         ("t_0022", "avg_order_value__method__exclude_tests", "point_query", "value"),
-        ("t_0023", "avg_order_value__method__exclude_tests", "ranking", "ranking"),
-        ("t_0024", "avg_order_value__method__exclude_tests", "threshold_crossing", "value"),
-        ("t_0025", "avg_order_value__method__exclude_tests", "comparison", "grouped"),
-        ("t_0026", "avg_order_value__method__exclude_tests", "significance_testing", "stats"),
-        ("t_0027", "avg_order_value__method__exclude_tests", "decomposition", "grouped"),
-        ("t_0028", "avg_order_value__method__exclude_tests", "counterfactual", "value"),
+        ("t_0023", "avg_order_value__method__exclude_tests", "threshold_crossing", "value"),
+        ("t_0024", "avg_order_value__method__exclude_tests", "comparison", "grouped"),
+        ("t_0025", "avg_order_value__method__exclude_tests", "significance_testing", "stats"),
+        ("t_0026", "avg_order_value__method__exclude_tests", "decomposition", "grouped"),
+        ("t_0027", "avg_order_value__method__exclude_tests", "counterfactual", "value"),
     ]
     assert {c.encoding for c in out} == {"timestamp"}
 
@@ -198,7 +198,8 @@ def test_rule_applies_when_forces_slice_value():
 
 def test_ranking_candidate():
     (c,) = [c for c in instantiate(SKELETONS[:1], SHOP, PROFILES, seed=42, dialect="duckdb") if c.shape == "ranking"]
-    assert (c.analysis_type, c.group_by, c.k, c.min_rows) == ("ranking", ["state"], 5, MIN_GROUP_ROWS)
+    # SP, RJ and MG hold 30 orders in a year; DF's 12 orders in 18 months do not
+    assert (c.analysis_type, c.group_by, c.k, c.min_rows) == ("ranking", ["state"], 3, MIN_GROUP_ROWS)
     assert MIN_GROUP_ROWS == 30
     assert c.slice["min_group_rows"] == 30
     # rankings read a half or a year, never a quarter
@@ -208,9 +209,13 @@ def test_ranking_candidate():
                                  "label": c.window.label}
 
 
-@pytest.mark.parametrize(("distinct", "k"), [(27, 5), (7, 5), (6, 3), (3, 3), (2, None), (1, None)])
-def test_ranking_k(distinct, k):
-    profiles = {**PROFILES, STATE: replace(PROFILES[STATE], distinct=distinct)}
+@pytest.mark.parametrize(("large", "small", "k"), [(27, 0, 5), (7, 20, 5), (6, 1, 3), (3, 24, 3), (2, 25, None)])
+def test_ranking_k(large, small, k):
+    """k counts the groups likely to hold 30 rows in the window (both variants: with a margin for what a rule
+    excludes): a ranking never asks for more groups than qualify."""
+    # 100 rows a group over 18 months: about 67 in a year; 40 rows: about 27, fewer than 30
+    values = tuple((f"S{i:02d}", 100) for i in range(large)) + tuple((f"s{i:02d}", 40) for i in range(small))
+    profiles = {**PROFILES, STATE: DimensionProfile(large + small, values[:25])}
     skeleton = Skeleton("avg_order_value", STATE, "spatial", (), AOV_TABLES)
     rankings = [c for c in instantiate([skeleton], SHOP, profiles, seed=42, dialect="duckdb") if c.shape == "ranking"]
     assert [c.k for c in rankings] == ([] if k is None else [k])
@@ -419,12 +424,35 @@ def test_counterfactual_withdraws_one_rule():
     assert set(withdrawn) == set(rules)
 
 
-def test_counterfactual_of_one_rule_has_no_gold_rule():
+def test_counterfactual_of_one_rule_keeps_every_other_rule_in_force():
+    """"Suppose X had never been adopted, with every other policy still in force": the base applies every rule
+    that governs the metric, the gold all but X, whichever rules the skeleton named (issue 12, t_0413)."""
     (c,) = instantiate(SKELETONS[4:5], SHOP, PROFILES, seed=42, dialect="duckdb", types=("counterfactual",))
+    assert SKELETONS[4].rules == ("exclude_tests",)
     assert (c.slice["withdrawn_rule"], c.gold_rules, c.rules, c.base_rules) == (
-        "exclude_tests", (), (), ("exclude_tests",))
+        "exclude_tests", ("capital_override",), ("capital_override",), ("capital_override", "exclude_tests"))
+    assert (c.rule_scope, c.withdrawn_rule) == ("all", "exclude_tests")
     assert c.slice == {"window": {"start": "2017-01-01", "end": "2017-04-01", "label": "Q1 2017"}, "method": "card",
                        "withdrawn_rule": "exclude_tests"}
+
+
+def test_each_candidate_records_its_rule_scope():
+    """`all` when the candidate applies every rule that governs its metric, `subset` when some, `none` when none;
+    a counterfactual keeps every rule but the withdrawn one (scope `all`, withdrawn_rule set)."""
+    both = ("capital_override", "exclude_tests")
+    expected = {(): "none", ("capital_override",): "subset", ("exclude_tests",): "subset", both: "all"}
+    for rules, scope in expected.items():
+        skeleton = Skeleton("avg_order_value", STATE, "spatial", rules, AOV_TABLES)
+        made = instantiate([skeleton], SHOP, PROFILES, seed=42, dialect="duckdb")
+        assert made
+        for c in made:
+            if c.analysis_type == "counterfactual":
+                assert (c.rule_scope, set(c.rules) | {c.withdrawn_rule}, c.base_rules) == ("all", set(both), both)
+            else:
+                assert (c.rule_scope, c.rules, c.withdrawn_rule) == (scope, rules, None), c.analysis_type
+    # paid_rate has one rule: applying it is applying all of them
+    (c, *_) = instantiate(SKELETONS[2:3], SHOP, PROFILES, seed=42, dialect="duckdb")
+    assert c.rule_scope == "all"
 
 
 def test_counterfactual_needs_a_rule():

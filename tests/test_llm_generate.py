@@ -36,17 +36,21 @@ def model(body: dict) -> dict:
     system, user, last = (body["messages"][0]["content"], body["messages"][1]["content"],
                           body["messages"][-1]["content"])
     kind = field(user, "Analysis type").split(" ")[0]
+    sentence = field(user, "Policy scope sentence")
+    sentence = "" if sentence.startswith("(none") else " " + sentence
     if system.startswith("You write the questions"):
         scope, shape = field(user, "Scope of the answer"), field(user, "The answer must contain")
-        if kind == "point_query":
+        if kind == "point_query":  # and without the policy scope sentence: stage 1's scope_mismatch catches it too
             question = f"What was the value by customer_state for {scope}? Please give {shape}."
         elif kind == "ranking":
-            question = f"Kindly enumerate {scope}; provide {shape}."
+            question = f"Kindly enumerate {scope}; provide {shape}.{sentence}"
         else:
-            question = f"Looking at {scope}: what is the answer? Please give {shape}."
+            question = f"Looking at {scope}: what is the answer? Please give {shape}.{sentence}"
         return {"content": json.dumps({"question": question})}
     if system.startswith("You revise the questions"):
         question = field(user, "Question").replace("Kindly enumerate", "Which are").replace("by customer_state ", "")
+        if sentence.strip() not in question:
+            question += sentence
         return {"content": json.dumps({"question": question + " Thanks."})}
     if system.startswith("You review the tasks"):
         if kind == "threshold_crossing" and "not one valid JSON" not in last:
@@ -138,12 +142,24 @@ def test_generate_phrases_judges_rewrites_and_exports(llm_bundle, project):
     assert [v["naturalness"]["score"] for v in ranking["verdicts"]] == [0, 1]
     point = next(records[t["task_id"]] for t in tasks if t["analysis_type"] == "point_query")
     assert "customer_state" in point["questions"][0] and len(point["verdicts"]) == 1  # stage 1 caught it
+    # the policy scope sentence: word for word in every question whose answer does not apply every policy
+    from dptool.generate.llm_phrase import scope_sentence
+    from dptool.project.catalog import load_catalog
+
+    catalog = load_catalog(json.loads(dbt.manifest_path.read_text(encoding="utf-8")))
+    scoped = [t for t in tasks if t["gold_sql"] and scope_sentence(t, catalog)]
+    assert scoped
+    for task in scoped:
+        assert scope_sentence(task, catalog) in task["question"], task["question"]
+        if task["analysis_type"] == "point_query":  # the model left it out: caught by stage 1, put back by the rewrite
+            assert scope_sentence(task, catalog) not in records[task["task_id"]]["questions"][0]
     rejected = [r for r in records.values() if not r["admitted"]]
     comparisons = [r for r in rejected if r["reason"] == "judge: correctness"]
     assert comparisons and all(not r["rewritten"] for r in comparisons)
     gold = dbt.project_dir / "models" / "dptool_gold"
     assert sorted(p.stem for p in gold.glob("t_*.sql")) == sorted(t["task_id"] for t in tasks if t["gold_sql"])
-    described = yaml.safe_load((gold / "_dptool_gold.yml").read_text(encoding="utf-8"))["models"]
+    described = [m for m in yaml.safe_load((gold / "_dptool_gold.yml").read_text(encoding="utf-8"))["models"]
+                 if m["name"] != "dptool_tasks"]  # the overview model lists them all
     assert {m["description"].splitlines()[0] for m in described} == {t["question"] for t in tasks if t["gold_sql"]}
     assert "judge:" in proc.stdout and "requests: phrase" in proc.stdout
 
@@ -151,7 +167,7 @@ def test_generate_phrases_judges_rewrites_and_exports(llm_bundle, project):
 def test_the_card_says_which_stages_used_which_model(llm_bundle):
     out, _, tasks, records, requests = llm_bundle
     card = (out / "card.md").read_text(encoding="utf-8")
-    assert "- Question phrasing: ollama:test-model (prompt phrase_v1), judged on DI-Bench's eight dimensions" in card
+    assert "- Question phrasing: ollama:test-model (prompt phrase_v2), judged on DI-Bench's eight dimensions" in card
     stage_of = {"You write": "phrase", "You review": "judge", "You revise": "rewrite"}
     counts = {s: sum(b["messages"][0]["content"].startswith(k) for b in requests) for k, s in stage_of.items()}
     malformed = sum("not one valid JSON" in b["messages"][-1]["content"] for b in requests)
@@ -160,7 +176,7 @@ def test_the_card_says_which_stages_used_which_model(llm_bundle):
     assert counts["phrase"] == sum(bool(r["questions"]) for r in records.values())
     assert counts["judge"] == sum(len(r["verdicts"]) for r in records.values()) + malformed
     assert counts["rewrite"] == sum(r["rewritten"] for r in records.values())
-    for stage, prompt in (("phrase", "phrase_v1"), ("judge", "judge_v1"), ("rewrite", "rewrite_v1")):
+    for stage, prompt in (("phrase", "phrase_v2"), ("judge", "judge_v2"), ("rewrite", "rewrite_v2")):
         # the loopback server counts 10 prompt and 5 completion tokens per reply
         assert (f"| {stage} | ollama:test-model | {prompt} | {counts[stage]} | {10 * counts[stage]} | "
                 f"{5 * counts[stage]} |") in card

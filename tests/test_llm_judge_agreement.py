@@ -54,7 +54,7 @@ def test_per_dimension_precision_and_recall(ollama_server, tmp_path):
                    "--project-dir", str(tmp_path), "--out", str(out), str(SAMPLE))
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text(encoding="utf-8"))
-    assert result["model"] == "ollama:test-model" and result["prompt"] == "judge_v1"
+    assert result["model"] == "ollama:test-model" and result["prompt"] == "judge_v2"
     # leakage: people fail 3 (identifiers, the policy named, the rule spelled out); the keyword judge fails 4
     # (identifiers, the policy named, and two fine questions that say "policy": a counterfactual and a
     # knowledge question); it misses the spelled-out rule. 16 of its 17 passes are right; it passes 16 of 18.

@@ -29,6 +29,7 @@ def shop_task(task_id: str, analysis_type: str = "point_query", **changes) -> di
         "gold": {"value": 101.25}, "base": {"value": 99.5}, "tolerance": {"rel_tol": 0.001, "abs_tol": 0.005},
         "gold_sql": 'SELECT AVG(amount) AS value FROM "shop"."payments" AS p WHERE p.is_test = FALSE',
         "metric_ids": ["avg_order_value"], "rule_ids": ["exclude_tests"], "rule_types": ["exclusionary"],
+        "rule_scope": "all", "rules_in_force": ["capital_override", "exclude_tests"],
         "dimension": "state", "slice": {"window": {"start": "2017-07-01", "end": "2017-10-01", "label": "Q3 2017"},
                                         "state": "SP"},
     }

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
+import duckdb
 import jinja2
 import pytest
 import yaml
@@ -15,10 +17,14 @@ from jinja2 import nodes
 
 from dptool.generate.instantiate import Candidate, Window, period_expression, window_predicates
 from dptool.generate.materialize import (
+    BLANK_SPEC,
     GOLD_DIR,
     GOLD_TAG,
+    GROUP,
+    OVERVIEW,
     materialize,
     model_sql,
+    overview_sql,
     properties,
     rows_differ,
     same_rows,
@@ -36,6 +42,7 @@ SHOP = load_catalog(json.loads((FIXTURES / "shop_manifest.json").read_text(encod
 TABLES = ("model.shop.customers", "model.shop.orders", "model.shop.payments")
 Q3_2017 = Window(date(2017, 7, 1), date(2017, 10, 1), "Q3 2017")
 H2_2017 = Window(date(2017, 7, 1), date(2018, 1, 1), "the second half of 2017")
+DBT_JINJA = jinja2.Environment(extensions=["jinja2.ext.do"])  # dbt's Jinja has the `do` statement
 QUESTION = "What was our Average Order Value for city Sant'Ana in Q3 2017? Give the answer in BRL."
 
 
@@ -60,7 +67,7 @@ def ranking() -> Candidate:
 
 def gold_call_arguments(sql: str) -> dict:
     """The keyword arguments of the dptool.gold call, as Jinja (and so dbt) reads the literals."""
-    template = jinja2.Environment().parse(sql)
+    template = DBT_JINJA.parse(sql)
     (call,) = [n for n in template.find_all(nodes.Call) if isinstance(n.node, nodes.Getattr) and n.node.attr == "gold"]
     return {kw.key: kw.value.as_const() for kw in call.kwargs}
 
@@ -77,6 +84,39 @@ def test_model_sql_is_tagged():
     assert GOLD_TAG == "dptool_gold"
     assert "tags=['dptool_gold']" in model_sql(ranking())
     assert GOLD_DIR.as_posix() == "models/dptool_gold"
+
+
+class _Rule:
+    """Stands in for a rule macro in dbt's context: records how it is called."""
+
+    def __init__(self, name: str, calls: list):
+        self.name, self.calls = name, calls
+
+    def __call__(self, metric, q):
+        self.calls.append((self.name, metric, q))
+        q["where"].append("x > 0")  # a rule changes the spec it is given
+        return q
+
+
+def test_each_applied_rule_is_called_while_dbt_parses_and_never_when_it_runs():
+    """dbt lists in depends_on.macros the macros a model calls itself: the gold model calls each rule it applies
+    (a counterfactual's withdrawn rule too), at parse time only, so that its compiled SQL is dptool.gold's alone."""
+    sql = model_sql(counterfactual())
+    for execute, expected in ((False, ["exclude_tests", "capital_override"]), (True, [])):
+        calls = []
+        rules = {f"rule__{r}": _Rule(r, calls) for r in ("exclude_tests", "capital_override")}
+        rendered = DBT_JINJA.from_string(sql).render(config=lambda **_: "", dptool=_Recorder(), execute=execute,
+                                                     **rules)
+        assert [name for name, _, _ in calls] == expected
+        assert all(metric == "avg_order_value" for _, metric, _ in calls)
+        assert rendered.strip().splitlines()[-1].startswith("-- written by")  # nothing rendered but the header
+    assert "{% for rule in" not in model_sql(ranking())  # a task without rules calls none
+
+
+def test_the_blank_spec_has_every_key_of_the_spec_rules_receive():
+    macro = (Path(__file__).parent.parent / "dptool" / "dbt_package" / "macros" / "metric_spec.sql").read_text("utf-8")
+    returned = macro[macro.index("return({"):macro.index("}) }}")]
+    assert set(BLANK_SPEC) == set(re.findall(r"'(\w+)':", returned))
 
 
 def test_model_sql_arguments_read_back_by_jinja():
@@ -103,8 +143,9 @@ def test_slice_value_outside_the_bmp_survives_jinja():
 def test_properties_structure():
     props = properties([point_query(), ranking()], SHOP, {"t_0001": QUESTION})
     assert props["version"] == 2
-    assert [m["name"] for m in props["models"]] == ["t_0001", "t_0002"]
-    rule_task, plain_task = props["models"]
+    assert [m["name"] for m in props["models"]] == ["t_0001", "t_0002", OVERVIEW]
+    assert props["groups"] == [GROUP]
+    rule_task, plain_task, _ = props["models"]
     # the rule test only on the task that has rules
     assert rule_task["data_tests"] == [{"dptool.rule_changes_answer": {"arguments": {"variants": ["gold"]}}}]
     assert "data_tests" not in plain_task
@@ -114,20 +155,57 @@ def test_properties_structure():
     }
 
 
-def test_properties_description_links_each_rule_doc():
-    rule_task, plain_task = properties([point_query(), ranking()], SHOP, {"t_0001": QUESTION})["models"]
+def test_properties_description_links_each_rule_doc_and_page():
+    rule_task, plain_task, _ = properties([point_query(), ranking()], SHOP, {"t_0001": QUESTION})["models"]
+    metric = ("Metric: Average Order Value — AVG(amount paid per order) "
+              "([avg_order_value](#!/model/model.shop.avg_order_value))")
     assert rule_task["description"] == "\n".join([
-        QUESTION, "", "Metric: Average Order Value — AVG(amount paid per order)",
-        "", "### Rule: Test Order Exclusion", "", '{{ doc("rule__exclude_tests") }}',
-        "", "### Rule: Capital District Override", "", '{{ doc("rule__capital_override") }}',
+        QUESTION, "", metric,
+        "", "### Rule: Test Order Exclusion", "",
+        "Macro: [rule__exclude_tests](#!/macro/macro.shop.rule__exclude_tests)",
+        "", '{{ doc("rule__exclude_tests") }}',
+        "", "### Rule: Capital District Override", "",
+        "Macro: [rule__capital_override](#!/macro/macro.shop.rule__capital_override)",
+        "", '{{ doc("rule__capital_override") }}',
     ])
     # without a question, the description says what the task is
-    assert plain_task["description"] == (
-        "ranking of Average Order Value\n\nMetric: Average Order Value — AVG(amount paid per order)")
+    assert plain_task["description"] == f"ranking of Average Order Value\n\n{metric}"
+
+
+def test_a_question_that_looks_like_jinja_is_shown_as_it_is():
+    question = "Was the {{ share }} of {% orders %} above {# 3 #}?"
+    rule_task, _, overview = properties([point_query(), ranking()], SHOP, {"t_0001": question})["models"]
+    for text in (rule_task["description"], overview["description"]):
+        assert DBT_JINJA.from_string(text).render(doc=lambda name: "").count(question) == 1
 
 
 def test_properties_of_nothing():
-    assert properties([], SHOP) == {"version": 2, "models": []}
+    assert properties([], SHOP) == {"version": 2, "groups": [GROUP], "models": []}
+
+
+def test_the_overview_lists_every_task_with_links_to_its_pages():
+    overview = properties([point_query(), ranking()], SHOP, {"t_0001": QUESTION})["models"][-1]
+    assert overview["name"] == OVERVIEW
+    rows = overview["description"].split("\n")[-2:]
+    assert rows == [
+        "| [t_0001](#!/model/model.shop.t_0001) | " + QUESTION + " | [Average Order Value]"
+        "(#!/model/model.shop.avg_order_value) | [Test Order Exclusion](#!/macro/macro.shop.rule__exclude_tests), "
+        "[Capital District Override](#!/macro/macro.shop.rule__capital_override) |",
+        "| [t_0002](#!/model/model.shop.t_0002) | ranking of Average Order Value | [Average Order Value]"
+        "(#!/model/model.shop.avg_order_value) | — |"]
+    assert overview_sql([point_query(), ranking()]) == (FIXTURES / "gold_overview.sql").read_text(encoding="utf-8")
+
+
+def test_the_overview_is_one_row_per_task_and_refs_each_metric_only_while_dbt_parses():
+    sql = overview_sql([point_query(), ranking(), trend()])
+    refs = []
+    for execute in (False, True):
+        rendered = DBT_JINJA.from_string(sql).render(
+            config=lambda **_: "", execute=execute, ref=lambda name, at=execute: refs.append((at, name)))
+        rows = duckdb.sql(rendered.split("\n", 1)[1]).fetchall()
+        assert [r[0] for r in rows] == ["t_0001", "t_0002", "t_0003"]
+    assert refs == [(False, "avg_order_value"), (False, "paid_rate")]
+    assert rows[0] == ("t_0001", "point_query", "avg_order_value", "exclude_tests, capital_override")
 
 
 def test_write_properties(tmp_path):
@@ -183,7 +261,7 @@ class _Recorder:
 
 def rendered_gold_call(sql: str) -> dict:
     dptool, dbt = _Recorder(), _Recorder()
-    jinja2.Environment().from_string(sql).render(config=lambda **_: "", dptool=dptool, dbt=dbt)
+    DBT_JINJA.from_string(sql).render(config=lambda **_: "", dptool=dptool, dbt=dbt, execute=True)
     (call,) = dptool.calls
     return call
 
@@ -198,7 +276,7 @@ def test_model_sql_trend():
 
 def test_model_sql_trend_of_yymmdd():
     c = trend("yymmdd")
-    assert model_sql(c).splitlines()[-1] == (
+    assert model_sql(c).splitlines()[2] == (
         '{{ dptool.gold(metric="paid_rate", rules=["paid_definition"], where=["ordered_at >= 170701", '
         '"ordered_at <= 171231"], shape="series", period="FLOOR(ordered_at / 100)") }}')
     assert gold_call_arguments(model_sql(c)) == {
@@ -239,15 +317,18 @@ def test_properties_of_the_new_types():
     test = [{"dptool.rule_changes_answer": {"arguments": {"variants": ["gold"]}}}]
     # the rule test wherever a rule is applied: a counterfactual without gold rules still has its base's
     assert [(m["name"], m.get("data_tests")) for m in models] == [
-        ("t_0003", test), ("t_0004", test), ("t_0005", test), ("t_0006", test), ("t_0003", None)]
+        ("t_0003", test), ("t_0004", test), ("t_0005", test), ("t_0006", test), ("t_0003", None), (OVERVIEW, None)]
     # the task meta keeps the skeleton's rules and the withdrawn one in the slice
     assert models[1]["config"]["meta"]["dptool"]["task"] == {
         "analysis_type": "counterfactual", "metric": "avg_order_value", "rules": ["exclude_tests", "capital_override"],
         "dimension": "city",
         "slice": {"window": window_slice(Q3_2017), "city": "Sant'Ana", "withdrawn_rule": "exclude_tests"}}
     assert models[0]["description"] == "\n".join([
-        "trend analysis of Paid Rate", "", "Metric: Paid Rate — COUNT(paid orders) / COUNT(orders)", "",
-        "### Rule: Paid Order Definition", "", '{{ doc("rule__paid_definition") }}'])
+        "trend analysis of Paid Rate", "",
+        "Metric: Paid Rate — COUNT(paid orders) / COUNT(orders) ([paid_rate](#!/model/model.shop.paid_rate))", "",
+        "### Rule: Paid Order Definition", "",
+        "Macro: [rule__paid_definition](#!/macro/macro.shop.rule__paid_definition)",
+        "", '{{ doc("rule__paid_definition") }}'])
     assert models[2]["config"]["meta"]["dptool"]["task"]["slice"]["groups"] == ["DF", "SP"]
 
 
@@ -262,7 +343,7 @@ def demo_candidate(task_id: str, rules=("outlier_exclusion",), where=(), shape="
                      None, task_id=task_id)
 
 
-def test_materialize_runs_each_gold_query_and_says_why_one_is_dropped(demo_project):
+def test_materialize_runs_each_gold_query_and_says_why_one_is_dropped(demo_project, demo_catalog):
     candidates = [
         demo_candidate("t_0001", group_by=["customer_state"], shape="grouped"),  # the rule changes the answer
         demo_candidate("t_0002", rules=["not_a_rule"]),  # does not compile
@@ -271,7 +352,7 @@ def test_materialize_runs_each_gold_query_and_says_why_one_is_dropped(demo_proje
         demo_candidate("t_0005", rules=()),  # no rule to check
     ]
     done = []
-    outcomes = list(materialize(demo_project, candidates, demo_project.connection(), on_done=done.append))
+    outcomes = list(materialize(demo_project, candidates, demo_catalog, demo_project.connection(), on_done=done.append))
     assert [c.task_id for c, _ in outcomes] == [c.task_id for c in candidates]
     reasons = {c.task_id: o for c, o in outcomes if isinstance(o, str)}
     assert set(reasons) == {"t_0002", "t_0003", "t_0004"}
@@ -303,7 +384,8 @@ def test_write_models_replaces_the_folder_with_the_kept_models_and_their_tests(t
     folder.mkdir(parents=True)
     (folder / "t_0009.sql").write_text("-- an earlier run's\n", encoding="utf-8")
     write_models(DbtProject(tmp_path), [point_query(), ranking()], SHOP, {"t_0001": QUESTION})
-    assert sorted(p.name for p in folder.iterdir()) == ["_dptool_gold.yml", "t_0001.sql", "t_0002.sql"]
+    assert sorted(p.name for p in folder.iterdir()) == ["_dptool_gold.yml", "dptool_tasks.sql", "t_0001.sql",
+                                                        "t_0002.sql"]
     assert (folder / "t_0002.sql").read_text(encoding="utf-8") == model_sql(ranking())
     assert (folder / "_dptool_gold.yml").read_text(encoding="utf-8") == \
         (FIXTURES / "gold_properties.yml").read_text(encoding="utf-8")
@@ -328,3 +410,9 @@ def test_float_noise_of_a_large_sum_is_no_change():
     assert rows_differ(columns, [("base", 1, 3456789.1234), ("gold", 1, 3456789.1284)])  # a real change
     assert rows_differ(columns, [("base", 1, 0.5), ("gold", 1, 0.5 + 2e-9)])  # small values: 1e-9 absolute
     assert same_rows([(1, "SP", None)], [(1, "SP", None)]) and not same_rows([(1, "SP", None)], [(1, "SP", 0.0)])
+
+
+def test_the_overview_of_thousands_of_tasks():
+    many = [replace(ranking(), task_id=f"t_{i:04d}") for i in range(1, 3001)]
+    sql = overview_sql(many)  # a union this long is no nested tree: it prints
+    assert sql.count("UNION ALL") == 2999 and sql.rstrip().endswith("'' AS rules{% endraw %}")

@@ -93,9 +93,9 @@ def test_phrase_ranking():
     c = Candidate(Skeleton("avg_order_value", "model.shop.payments.method", "categorical", (), AOV_TABLES),
                   "ranking", [], ["method"], "ranking", 3, 30, slice={"min_group_rows": 30}, window=H2_2017)
     assert phrase(c, {}, SHOP) == (
-        "Among payment methods with at least 30 orders in the second half of 2017, which 3 had the highest Average "
-        "Order Value? List them from highest to lowest with the value of each. Use the metric as the catalog "
-        "defines it, before any policy adjusts it.")
+        "Among payment methods with at least 30 orders in the second half of 2017 (counted before any policy), which "
+        "3 had the highest Average Order Value? List them from highest to lowest with the value of each. Use the "
+        "metric as the catalog defines it, before any policy adjusts it.")
 
 
 def test_two_rule_subsets_of_one_metric_never_ask_the_same_question():
@@ -124,7 +124,9 @@ NEW_TYPES = [
     (Candidate(PAID_AT, "trend_analysis", [], [], "series", None, slice={"window": {"label": H2_2017.label}},
                window=H2_2017, period="dbt.date_trunc('month', \"ordered_at\")"),
      "How did our Paid Rate develop month by month in the second half of 2017? Say whether it was increasing, "
-     "decreasing or flat, give the total change from the first to the last month in percent, and the month of its "
+     "decreasing or flat (the least-squares line through the monthly values decides: flat when it changes by less "
+     "than 5% of the average monthly value from the first month to the last, else increasing or decreasing as it "
+     "rises or falls), give the total change from the first to the last month in percent, and the month of its "
      "peak."),
     (Candidate(AOV_STATE, "comparison", [], ["state"], "grouped", None, slice={"groups": ["DF", "SP"]},
                window=H2_2017),
@@ -235,10 +237,12 @@ def task_of(c: Candidate) -> dict:
 def test_questions_have_no_underscore_and_pass_the_checks():
     months = tuple((y, m, 100) for y in (2017, 2018) for m in range(1, 13))
     profiles = {
-        "model.shop.customers.city": DimensionProfile(40, (("Sant'Ana", 120), ("são_josé", 90))),
-        "model.shop.customers.state": DimensionProfile(27, (("SP", 500), ("RJ", 200))),
-        "model.shop.orders.status": DimensionProfile(3, (("not_paid", 100), ("paid_in_full", 900))),
-        "model.shop.payments.method": DimensionProfile(7, (("debit_card", 700), ("credit_card", 200))),
+        # three groups each that hold 30 rows in a year: every dimension but time gets a ranking
+        "model.shop.customers.city": DimensionProfile(40, (("Sant'Ana", 120), ("são_josé", 90), ("Campinas", 80))),
+        "model.shop.customers.state": DimensionProfile(27, (("SP", 500), ("RJ", 200), ("MG", 150))),
+        "model.shop.orders.status": DimensionProfile(3, (("not_paid", 100), ("paid_in_full", 900), ("void", 100))),
+        "model.shop.payments.method": DimensionProfile(7, (("debit_card", 700), ("credit_card", 200),
+                                                           ("boleto", 150))),
         "model.shop.orders.ordered_at": DimensionProfile(700, months=months, encoding="timestamp"),
     }
     # every metric by every dimension, without a rule and with each rule
@@ -447,7 +451,79 @@ def test_validate_counts_per_check():
     assert [t["task_id"] for t in kept] == ["t_0001", "t_0006"]
     assert tuple(rejected) == CHECKS
     assert dict(rejected) == {"identifier_leakage": 2, "too_short": 1, "datetime_as_category": 1,
-                              "no_scorable_answer": 1, "rule_without_effect": 2}
+                              "no_scorable_answer": 1, "rule_without_effect": 2, "scope_mismatch": 0,
+                              "trend_rule_unstated": 0}
+
+
+# --- scope_mismatch: the question, rule_scope and rules_in_force agree with the closure ------------------------------
+
+AOV_RULES = ["capital_override", "exclude_tests"]  # every rule that governs avg_order_value
+
+
+def sql_task(rules, **changes) -> dict:
+    """A SQL task on avg_order_value as the pipeline records it, its question from the template phraser."""
+    analysis_type = changes.pop("analysis_type", "point_query")
+    withdrawn = changes.pop("withdrawn_rule", None)
+    skeleton = Skeleton("avg_order_value", "model.shop.customers.state", "spatial",
+                        (withdrawn,) if withdrawn else tuple(rules), AOV_TABLES)
+    slice_ = {"state": "SP", **({"withdrawn_rule": withdrawn} if withdrawn else {})}
+    c = Candidate(skeleton, analysis_type, [], [], "value", None, slice=slice_, window=Q3_2017,
+                  gold_rules=tuple(rules), base_rules=tuple(AOV_RULES) if withdrawn else ())
+    result = computed(c)
+    governing = tuple(AOV_RULES)
+    scope_ = "all" if withdrawn else ("all" if set(rules) == set(governing) else "subset" if rules else "none")
+    task = {"task_id": "t_0100", "question": phrase(c, result, SHOP), "analysis_type": analysis_type,
+            "dimension": "state", "slice": slice_, "gold": result["gold"], "base": result["base"],
+            "answer_format": result["answer_format"], "rule_ids": list(skeleton.rules),
+            "metric_ids": ["avg_order_value"], "gold_sql": "select 1", "rule_scope": scope_,
+            "rules_in_force": list(rules), **({"withdrawn_rule": withdrawn} if withdrawn else {}),
+            "spec": {"metric": "avg_order_value", "rules": list(rules), "base_rules": list(c.base_rules)}}
+    return {**task, **changes}
+
+
+@pytest.mark.parametrize("rules", [AOV_RULES, ["exclude_tests"], []], ids=["all", "subset", "none"])
+def test_scope_of_a_template_question_matches(rules):
+    assert issues(sql_task(rules), SHOP, BANNED) == []
+
+
+def test_scope_of_a_counterfactual_matches():
+    task = sql_task(["capital_override"], analysis_type="counterfactual", withdrawn_rule="exclude_tests")
+    assert task["question"].startswith('Suppose the policy "Test Order Exclusion" had never been adopted')
+    assert issues(task, SHOP, BANNED) == []
+
+
+SCOPE_MISMATCHES = {
+    # t_0413 of issue 12: "every other policy still in force", and the gold applies none
+    "counterfactual_gold_applies_nothing": lambda: sql_task(
+        [], analysis_type="counterfactual", withdrawn_rule="exclude_tests"),
+    "counterfactual_base_lacks_a_rule": lambda: sql_task(
+        ["capital_override"], analysis_type="counterfactual", withdrawn_rule="exclude_tests",
+        spec={"rules": ["capital_override"], "base_rules": ["exclude_tests"]}),
+    "counterfactual_without_withdrawn_rule": lambda: {
+        k: v for k, v in sql_task(["capital_override"], analysis_type="counterfactual",
+                                  withdrawn_rule="exclude_tests").items() if k != "withdrawn_rule"},
+    # t_0640 of issue 12: the question says nothing (every policy), and the gold leaves one out
+    "all_with_a_rule_left_out": lambda: sql_task(AOV_RULES, rules_in_force=["exclude_tests"]),
+    "gold_applies_other_rules": lambda: sql_task(AOV_RULES, spec={"rules": ["exclude_tests"]}),
+    "all_question_says_apply_only": lambda: sql_task(
+        AOV_RULES, question=sql_task(["exclude_tests"])["question"]),
+    "subset_question_says_nothing": lambda: sql_task(["exclude_tests"], question=sql_task(AOV_RULES)["question"]),
+    "subset_question_names_another_policy": lambda: sql_task(
+        ["exclude_tests"], question=sql_task(["capital_override"])["question"]),
+    "subset_that_is_all": lambda: sql_task(AOV_RULES, rule_scope="subset"),
+    "none_with_a_rule_in_force": lambda: sql_task(["exclude_tests"], rule_scope="none"),
+    "none_question_says_nothing": lambda: sql_task([], question=sql_task(AOV_RULES)["question"]),
+    "no_scope_recorded": lambda: {k: v for k, v in sql_task(AOV_RULES).items() if k != "rule_scope"},
+    "withdrawn_rule_on_a_point_query": lambda: {**sql_task(AOV_RULES), "withdrawn_rule": "exclude_tests"},
+}
+
+
+@pytest.mark.parametrize("case", list(SCOPE_MISMATCHES))
+def test_scope_mismatch(case):
+    task = SCOPE_MISMATCHES[case]()
+    assert "scope_mismatch" in issues(task, SHOP, BANNED)
+    kept, rejected = validate([task], SHOP)
+    assert kept == [] and rejected["scope_mismatch"] == 1
 
 
 def test_validate_nothing():
@@ -467,3 +543,30 @@ def test_duplicate_questions():
     # the same gold: the first is kept; different golds: an agent cannot tell which is meant, both go
     assert duplicate_questions(tasks) == {"t_0003", "t_0002", "t_0005"}
     assert duplicate_questions(tasks[4:]) == set()
+
+
+TREND_QUESTION = ("How did our Paid Rate develop month by month in 2017? Say whether it was increasing, decreasing or "
+                  "flat ({rule}), give the total change in percent and the month of its peak.")
+
+
+@pytest.mark.parametrize(("rule", "stated"), [
+    ("the least-squares line through the monthly values decides: flat when it changes by less than 5% of the "
+     "average monthly value", True),
+    ("by a least squares fit; flat within 5 percent of the mean", True),
+    ("by the first and the last month", False),  # the rule the scorer does not use
+    ("by a least-squares line, flat within 1% of the mean", False),  # another band
+    ("by a least-squares line, flat within 15% of the mean", False),
+])
+def test_a_trend_question_must_state_its_direction_rule(rule, stated):
+    trend = {"direction": "flat", "total_change_pct": 0.0, "peak_period": "2017-08"}
+    task = good_task(analysis_type="trend_analysis", question=TREND_QUESTION.format(rule=rule), gold=trend,
+                     base={**trend, "direction": "increasing"}, answer_format={"type": "trend"})
+    assert ("trend_rule_unstated" in issues(task, SHOP, BANNED)) is not stated
+
+
+def test_ranking_says_when_at_least_n_is_counted():
+    """The gold's `having count(*) >= N` counts the rows the policies leave: the question says so."""
+    skeleton = Skeleton("avg_order_value", "model.shop.payments.method", "categorical", ("exclude_tests",), AOV_TABLES)
+    c = Candidate(skeleton, "ranking", [], ["method"], "ranking", 3, 30, slice={"min_group_rows": 30}, window=H2_2017)
+    assert "with at least 30 orders in the second half of 2017 (counted after the policies have excluded any " \
+           "orders), which 3" in phrase(c, {}, SHOP)

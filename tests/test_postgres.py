@@ -28,7 +28,7 @@ from dptool.project.adapter_warehouse import AdapterWarehouse, export_from_adapt
 from dptool.project.dbt import DbtProject
 from dptool.project.warehouse import Warehouse, export_tables
 from tests import postgres_server
-from tests.subscriptions import GENERATE_ARGS, cli, copy_fixture, relation_sql, set_up
+from tests.subscriptions import GENERATE_ARGS, cli, copy_fixture, metric_sql, set_up
 
 KEYS = ("DPTOOL_PG_HOST", "DPTOOL_PG_PORT", "DPTOOL_PG_USER", "DPTOOL_PG_PASSWORD", "DPTOOL_PG_DATABASE")
 
@@ -144,9 +144,8 @@ def test_every_metric_has_the_same_value_on_postgres_and_in_the_bundle(pg_run, p
     con = duckdb.connect(str(out / "warehouse.duckdb"), read_only=True)
     pg = _pg(postgres)
     try:
-        for name, m in sorted(layer.metrics.items()):
-            model = relation_sql((folder / f"{name}.sql").read_text("utf-8"), manifest)
-            sql = f"select {m.decl['value']} from ({model}) m"
+        for name in sorted(layer.metrics):
+            sql = metric_sql(name, layer, folder, manifest)
             cur = pg.cursor()
             cur.execute(sql)
             on_pg = cur.fetchone()[0]

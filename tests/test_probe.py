@@ -6,8 +6,9 @@ from copy import deepcopy
 from dataclasses import replace
 from datetime import date
 from decimal import Decimal
+from pathlib import Path
 
-from dptool.generate.instantiate import _months, instantiate
+from dptool.generate.instantiate import _months, gold_value_is_avg, instantiate
 from dptool.generate.probe import ALL, Probe, _cells, probe_sql
 from tests.test_instantiate import ORDERED_AT, PROFILES, SHOP, SKELETONS, STATE
 
@@ -83,3 +84,33 @@ def test_frequent_values_of_a_small_lookup_table_stand_for_many_rows():
     catalog.dimension_weight = {ORDERED_AT: 1000}
     sliced = [c for c in instantiate(skeletons, catalog, profiles, 42, "duckdb") if "state" in c.slice]
     assert sliced and all(c.slice["state"] in {"SP", "RJ", "MG", "DF"} for c in sliced)
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_the_probe_sees_whether_the_rules_leave_an_avg():
+    """npl_ratio is avg(...); npl_denominator rewrites it into a ratio of sums, crisis_adjustment_1997 does not.
+    The compiled SQL of each probe (dbt compiled these from the demo) says which."""
+    rewritten = (FIXTURES / "compiled_probe_npl_denominator.sql").read_text(encoding="utf-8")
+    kept = (FIXTURES / "compiled_probe_npl_crisis.sql").read_text(encoding="utf-8")
+    assert not gold_value_is_avg(rewritten, "duckdb")
+    assert gold_value_is_avg(kept, "duckdb")
+    assert not gold_value_is_avg("select 1 as value", "duckdb")  # no dptool_gold CTE
+
+
+def test_significance_is_decided_on_the_value_after_the_rules():
+    # avg_order_value is avg(amount): without a probe, a significance test is made; a probe that saw the rules
+    # rewrite the value away from avg() (a ratio of sums has no per-row variance) makes none, before dbt compiles
+    skeleton = SKELETONS[0]
+    cells = {(2017, m): {"DF", "SP", "RJ"} for m in range(1, 13)}  # the rule names DF
+
+    def kinds(value_is_avg):
+        probe = Probe(by_month=cells, rows_by_month=cells, value_is_avg=value_is_avg)
+        return {c.analysis_type for c in instantiate([skeleton], SHOP, PROFILES, seed=42, dialect="duckdb",
+                                                     probes={skeleton.id: probe})}
+
+    assert "significance_testing" in kinds(True)
+    assert "significance_testing" in kinds(None)  # not known: the metric's own value decides
+    assert "significance_testing" not in kinds(False)
+    assert "comparison" in kinds(False)

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 import pytest
+import yaml
 
 from dptool.errors import DptoolError
 from dptool.generate.enrich import period_label
 from dptool.generate.instantiate import window_predicates, windows
-from dptool.generate.profile import TOP_VALUES, DimensionProfile, profile_dimensions
+from dptool.generate.profile import TOP_VALUES, DimensionProfile, data_span, plain, profile_dimensions
 from dptool.project.catalog import load_catalog
 from dptool.project.warehouse import Warehouse
 
@@ -155,3 +157,99 @@ def test_periods_name_the_profiled_months(tmp_path, column_type, encoding, perio
         rows = wh.query(f"select {period} as p, count(*) from shop.sales.orders where ordered_at is not null "
                         "group by p order by p")[1]
     assert [(period_label(p, encoding), n) for p, n in rows] == [(f"{y}-{m:02d}", n) for y, m, n in profile.months]
+
+
+# --- the span where every table has data; values as JSON and YAML hold them ---------------------------------------
+
+
+def _berka_like():
+    """A catalog like Berka's: trans (three weeks of 1993, the real sample) and account (1993-1997) both
+    have a temporal `date`; district has none. The transaction metric reads all three."""
+    from dptool.project.catalog import Catalog, Dimension, Metric, Table
+
+    tables = {f"model.bank.{n}": Table(f"model.bank.{n}", n, "bank", f'"bank"."{n}"', "", {})
+              for n in ("trans", "account", "district")}
+    dims = [Dimension("model.bank.trans", "date", "temporal", "date"),
+            Dimension("model.bank.account", "date", "temporal", "date"),
+            Dimension("model.bank.district", "A3", "spatial", "region")]
+    metric = Metric("transaction_count", "model.bank.transaction_count", "bank", "Transaction Count", "count(*)", "",
+                    "number", "", "", "transactions", "", (), tuple(sorted(tables)), ("date", "A3"),
+                    period="model.bank.trans.date")
+    catalog = Catalog("bank", "", tables=tables, dimensions={d.id: d for d in dims},
+                      metrics={metric.id: metric})
+    profiles = {"model.bank.trans.date": DimensionProfile(21, months=((1993, 1, 80), (1993, 2, 20)),
+                                                          encoding="yymmdd"),
+                "model.bank.account.date": DimensionProfile(1500, months=tuple(
+                    (y, m, 75) for y in range(1993, 1998) for m in range(1, 13)), encoding="yymmdd"),
+                "model.bank.district.A3": DimensionProfile(8, (("Prague", 1),))}
+    return catalog, metric, profiles
+
+
+def test_data_span_is_where_every_table_has_data():
+    catalog, metric, profiles = _berka_like()
+    assert data_span(catalog, metric, profiles) == ((1993, 1), (1993, 2))
+    # the account table's span alone would allow every quarter of 1993 to 1997: no window fits trans's weeks
+    assert windows(profiles["model.bank.account.date"], data_span(catalog, metric, profiles)) == []
+    assert len(windows(profiles["model.bank.account.date"])) == 5 * 7
+
+
+def test_no_question_asks_about_1993_from_three_weeks_of_transactions():
+    """Berka's real trans sample: a candidate on it reads the whole history, never "Q1 1993" or "1993"."""
+    from dptool.generate.instantiate import instantiate
+    from dptool.generate.sample import Skeleton
+
+    catalog, metric, profiles = _berka_like()
+    skeletons = [Skeleton(metric.id, "model.bank.district.A3", "spatial", (), metric.tables),
+                 Skeleton(metric.id, "model.bank.trans.date", "temporal", (), metric.tables)]
+    out = instantiate(skeletons, catalog, profiles, seed=42, dialect="duckdb")
+    assert out and all(c.window is None and "window" not in c.slice for c in out)
+    assert "trend_analysis" not in {c.analysis_type for c in out}  # no months to trend over
+
+
+def test_data_span_without_dates():
+    catalog, metric, profiles = _berka_like()
+    for dim in ("model.bank.trans.date", "model.bank.account.date"):
+        profiles[dim] = DimensionProfile(0, months=(), encoding="yymmdd")
+    assert data_span(catalog, metric, profiles) is None
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (Decimal("12.35"), 12.35),
+    (Decimal("99.00"), 99),
+    (Decimal("-0.10"), -0.1),
+    (Decimal("12345678901234567.89"), "12345678901234567.89"),  # a float would change it
+    (Decimal("NaN"), "NaN"),
+    (date(2017, 3, 1), "2017-03-01"),
+    (datetime(2017, 3, 1, 8, 30), "2017-03-01T08:30:00"),
+    (True, True),
+    (None, None),
+    ("SP", "SP"),
+    (7, 7),
+])
+def test_plain_values(value, expected):
+    got = plain(value)
+    assert got == expected and type(got) is type(expected)
+    yaml.safe_dump({"v": got})  # what write_properties does with a slice
+
+
+def test_plain_numpy_scalars():
+    import numpy
+
+    assert plain(numpy.int64(3)) == 3 and type(plain(numpy.int64(3))) is int
+    assert plain(numpy.float64(0.5)) == 0.5 and type(plain(numpy.float64(0.5))) is float
+
+
+def test_decimal_dimension_values_are_profiled_plain(tmp_path):
+    """jaffle-shop's order_total_dim: a DECIMAL column as a dimension gives plain numbers to slices."""
+    values = [None if d is None else datetime(d.year, d.month, d.day) for d in DAYS]
+    path = tmp_path / "shop.duckdb"
+    with warehouse(tmp_path, "timestamp", values):
+        pass
+    con = duckdb.connect(str(path))
+    con.execute("alter table sales.orders alter status type decimal(10, 2) using "
+                "case status when 'paid' then 12.35 when 'not_paid' then 99.00 else 0.10 end")
+    con.close()
+    with Warehouse(path) as wh:
+        profile = profile_dimensions(SHOP, wh)[STATUS]
+    assert profile.top_values == ((12.35, 9), (99, 4), (0.1, 1))
+    yaml.safe_dump({"slice": dict(profile.top_values)})

@@ -1,11 +1,21 @@
-"""The agent's SQL sandbox: each refusal with the error text the agent sees, and DuckDB's own second wall."""
+"""The agent's SQL sandbox: each refusal with the error text the agent sees, DuckDB's own second wall, and the
+worker process that holds the time and memory limits (issue 16)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import duckdb
 import pytest
+import yaml
 
 from dptool.evaluate.sandbox import Sandbox
+from dptool.evaluate.sql_worker import connect
 
 ONLY = "run_sql takes exactly one read-only SELECT or WITH query"
 
@@ -22,9 +32,10 @@ def warehouse(tmp_path_factory):
     return path
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def sandbox(warehouse):
-    with Sandbox(warehouse, timeout=0.3, max_rows=3) as sb:
+    # one worker for the module's tests (each start imports DuckDB): they only read
+    with Sandbox(warehouse, timeout=0.5, max_rows=3) as sb:
         yield sb
 
 
@@ -104,7 +115,7 @@ def test_rows_are_capped(sandbox):
 
 def test_a_slow_query_is_stopped_at_the_time_limit(sandbox):
     assert sandbox.run("select sum(a.range * b.range) from range(100000) a, range(100000) b") == \
-        "error: query stopped after 0.3 s (the time limit); make it cheaper: filter, aggregate or add LIMIT"
+        "error: query stopped after 0.5 s (the time limit); make it cheaper: filter, aggregate or add LIMIT"
     assert sandbox.run("select 1 as still_usable") == "still_usable\n1\n(1 row)"
 
 
@@ -117,11 +128,129 @@ def test_database_errors_reach_the_agent_in_one_line(sandbox):
 @pytest.mark.parametrize("sql", ["select * from read_csv('data.csv')", "select * from 'data.csv'",
                                  "attach 'other.duckdb' as other", "create table shop.t as select 1",
                                  "set threads = 1"], ids=["read_csv", "file-table", "attach", "create", "set"])
-def test_duckdb_refuses_too_when_the_parser_is_bypassed(sandbox, warehouse, sql):
+def test_duckdb_refuses_too_when_the_parser_is_bypassed(warehouse, sql):
+    con = connect(str(warehouse), memory_mb=256, threads=1)  # the worker's connection, without the parser
     with pytest.raises(duckdb.Error) as info:
-        sandbox.con.execute(sql.replace("data.csv", str(warehouse.parent / "data.csv")))
+        con.execute(sql.replace("data.csv", str(warehouse.parent / "data.csv")))
     assert any(word in str(info.value) for word in ("disabled by configuration", "read-only", "locked"))
 
 
 def test_schema_lists_every_table_with_its_columns(sandbox):
     assert sandbox.schema() == "- shop.orders(id BIGINT, amount DECIMAL(21,1), state VARCHAR)"
+
+
+# ---- issue 16: nothing crashes the loop, the limits hold, nothing carries over, the file stays as it was ----------
+
+STOPPED = "error: query stopped after {:g} s (the time limit); make it cheaper: filter, aggregate or add LIMIT"
+FUZZ = yaml.safe_load((Path(__file__).parent / "fixtures" / "sandbox_fuzz.yml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("sql", "error"), [
+    ("SELECT 'abc", "error: cannot parse SQL: Error tokenizing 'SELECT 'ab' (an unclosed quote or comment?)"),
+    ("SELECT " + "(" * 45 + "1" + ")" * 45, "error: cannot parse SQL: nested too deeply; flatten the parentheses or "
+                                            "use a CTE"),
+    ("SELECT INTERVAL 100000000 YEAR", "error: OverflowError: Python int too large to convert to C int"),
+], ids=["token-error", "recursion-error", "overflow-error"])
+def test_a_query_that_crashed_the_agent_loop_is_a_tool_error(sandbox, sql, error):
+    assert sandbox.run(sql) == error
+    assert sandbox.run("select 1 as still_usable") == "still_usable\n1\n(1 row)"
+
+
+def test_a_query_that_ignores_the_interrupt_is_killed_within_twice_the_limit(warehouse):
+    # DuckDB does not look at its interrupt while it sorts one huge list: 37.6 s and 5.5 GB with a 1 s limit
+    with Sandbox(warehouse, timeout=1) as sb:
+        start = time.monotonic()
+        out = sb.run("SELECT len(list_sort(list_reverse(range(60000000))))")
+        elapsed = time.monotonic() - start
+        assert out == STOPPED.format(1) and elapsed < 2.0, (out, elapsed)
+        assert sb.run("select 2 as next_query_runs") == "next_query_runs\n2\n(1 row)"
+
+
+def test_memory_is_capped_per_query(warehouse):
+    # an 8 GB list, with a time limit it would not reach; a child process measures the peak of its own workers
+    # (this one's children include every CLI run of the session)
+    script = f"""
+import json, resource, time
+from dptool.evaluate.sandbox import Sandbox
+with Sandbox({str(warehouse)!r}, timeout=60, memory_mb=256) as sb:
+    start = time.monotonic()
+    out = sb.run("select list(range) from range(1000000000)")
+    elapsed = time.monotonic() - start
+time.sleep(0.5)  # the killed worker is reaped aside
+print(json.dumps({{"out": out, "elapsed": elapsed,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}}))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert found["out"] == "error: the query ran out of memory (the limit is 256 MB); make it cheaper: filter, " \
+                           "aggregate or add LIMIT", found
+    assert found["peak_mb"] < 1024 and found["elapsed"] < 10, found
+
+
+def test_a_huge_sql_text_is_refused_before_any_parsing(sandbox):
+    in_list = "select * from shop.orders where id in (" + ", ".join(str(i) for i in range(400_000)) + ")"
+    assert len(in_list) > 2_600_000
+    start = time.monotonic()
+    assert sandbox.run(in_list) == (f"error: refused: the SQL is {len(in_list):,} characters, at most 50,000; "
+                                    f"run_sql takes exactly one read-only SELECT or WITH query of a usual size")
+    assert time.monotonic() - start < 0.1
+
+
+def test_parsing_counts_toward_the_time_limit(warehouse):
+    in_list = "select * from shop.orders where id in (" + ",".join(str(i) for i in range(9_000)) + ")"
+    assert len(in_list) < 50_000  # not refused for its size: sqlglot takes ~1 s on it
+    with Sandbox(warehouse, timeout=0.1) as sb:
+        start = time.monotonic()
+        assert sb.run(in_list) == STOPPED.format(0.1)
+        assert time.monotonic() - start < 0.2
+
+
+def test_no_session_state_carries_from_one_task_to_the_next(sandbox):
+    sandbox.new_session()
+    sandbox.run("select setseed(0.42)")
+    first, second = sandbox.run("select random() as r"), sandbox.run("select random() as r")
+    sandbox.run("select setseed(0.42)")
+    assert sandbox.run("select random() as r") == first  # within a task the seed holds
+    sandbox.new_session()  # the next task: the seed's next value must not come out
+    assert sandbox.run("select random() as r") != second
+
+
+def test_fuzz_every_hostile_query_is_refused_or_stopped_and_the_warehouse_is_unchanged(warehouse):
+    queries = [(kind, sql) for kind, sqls in FUZZ.items() for sql in sqls]
+    assert len(queries) >= 100
+    before = hashlib.sha256(warehouse.read_bytes()).hexdigest()
+    files = sorted(p.name for p in warehouse.parent.iterdir())
+    limit = 0.5
+    slow, wrong = [], []
+    with Sandbox(warehouse, timeout=limit, memory_mb=256) as sb:
+        for kind, sql in queries:
+            sb.ready()  # a worker started after a kill is not the query's time
+            start = time.monotonic()
+            out = sb.run(sql)
+            elapsed = time.monotonic() - start
+            if elapsed > 2 * limit:
+                slow.append((round(elapsed, 2), sql))
+            if kind == "bombs":
+                held = out in (STOPPED.format(limit), "error: the query ran out of memory (the limit is 256 MB); "
+                               "make it cheaper: filter, aggregate or add LIMIT")
+            elif kind == "crashers":
+                held = out.startswith("error: ") and "\n" not in out
+            else:
+                held = out.startswith("error: refused: ") and "\n" not in out
+            if not held:
+                wrong.append((kind, sql, out))
+        assert sb.run("select count(*) as n, sum(amount) as total from shop.orders") == \
+            "n | total\n10 | 67.5\n(1 row)"
+    assert wrong == [] and slow == []
+    assert hashlib.sha256(warehouse.read_bytes()).hexdigest() == before
+    assert sorted(p.name for p in warehouse.parent.iterdir()) == files
+
+
+def test_a_worker_that_dies_is_one_error_line_and_the_next_query_gets_a_new_one(warehouse):
+    with Sandbox(warehouse, timeout=1) as sb:
+        sb._worker.proc.kill()  # as the kernel's OOM killer would
+        sb._worker.proc.wait()
+        assert sb.run("select 1 as a") == ("error: the SQL engine died on this query (exit code -9); nothing was "
+                                           "changed; make it cheaper or simpler")
+        assert sb.run("select 1 as a") == "a\n1\n(1 row)"

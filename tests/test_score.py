@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from dptool.answers import compare
+from dptool.answers import Verdict, compare, missing_fact
 from dptool.evaluate.score import Answers, load_answers, score
+from tests.conftest import run_cli
 
 TOL = {"rel_tol": 0.001, "abs_tol": 0.005}
 
@@ -302,3 +304,195 @@ def test_each_wrong_answer_is_summed_up_by_its_kind():
     report = score([{**t, "task_id": str(i)} for i, (t, _, _) in enumerate(cases)],
                    Answers({str(i): a for i, (_, a, _) in enumerate(cases)}, []))
     assert report["reasons"] == {kind: 1 for _, _, kind in cases}
+
+
+# ---- issue 16: no hedge passes -----------------------------------------------------------------------------------
+
+SIGNIFICANCE = task("significance", {"significant": False, "p_value": 0.2374, "test_name": "Welch's t-test"})
+THRESHOLD = task("threshold", {"value": 3.756383, "threshold": 4.2, "result": "FAIL"})
+TREND = task("trend", {"direction": "decreasing", "total_change_pct": -22.48, "peak_period": "1993-11"})
+COMPARISON = task("comparison", {"group_a": "PR", "group_b": "AL", "value_a": 10.7, "value_b": 28.52, "higher": "AL"})
+
+
+def scored_lines(tmp_path, t: dict, *lines: str) -> dict:
+    """The score of answers-file lines, as written (json.loads would already have dropped a repeated key)."""
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return score([t], load_answers(path))
+
+
+@pytest.mark.parametrize(("t", "answer", "key"), [
+    (task("value", {"value": 7.191687}), '{"value": 8.989608, "value": 7.191687}', "value"),
+    (THRESHOLD, '{"value": 3.756383, "result": "PASS", "result": "FAIL"}', "result"),
+    (SIGNIFICANCE, '{"significant": true, "significant": false, "p_value": 0.2374}', "significant"),
+    (BREAKDOWN, '[{"state": "SP", "value": 1, "value": 10}, {"state": "RJ", "value": 5}, {"state": "MG", "value": 1}]',
+     "value"),
+], ids=["value", "result", "significant", "breakdown-row"])
+def test_a_key_twice_in_an_answers_file_object_is_malformed_not_last_wins(tmp_path, t, answer, key):
+    report = scored_lines(tmp_path, t, f'{{"task_id": "t_0001", "answer": {answer}}}')
+    assert [(r["correct"], r["reason"]) for r in report["results"]] == \
+        [(False, f"malformed answer: duplicate key {key!r} in a JSON object")]
+
+
+def test_the_answer_key_twice_in_a_record_is_malformed(tmp_path):
+    t = task("value", {"value": 7.191687})
+    report = scored_lines(tmp_path, t, '{"task_id": "t_0001", "answer": 8.989608, "answer": 7.191687}')
+    assert report["results"][0]["reason"] == "malformed answer: the key 'answer' twice in its record"
+    assert report["answers_file"]["problems"] == ["line 1: the key 'answer' twice (the answer is malformed)"]
+
+
+def test_a_second_verdict_field_is_a_hedge():
+    assert ok(THRESHOLD, {"value": 3.756383, "result": "FAIL", "threshold": 4.2, "unit": "days"})
+    assert reason(THRESHOLD, {"result": "FAIL", "verdict": "PASS", "value": 3.756383}) == \
+        "hedged answer: both 'result' and 'verdict' state the verdict"
+    assert reason(THRESHOLD, {"result": "FAIL", "status": "FAIL", "value": 3.756383}) == \
+        "hedged answer: a second verdict in 'status'"
+    assert reason(THRESHOLD, {"result": "FAIL", "otherwise": "pass", "value": 3.756383}) == \
+        "hedged answer: 'otherwise' holds a second verdict, 'pass'"
+    assert reason(SIGNIFICANCE, {"significant": False, "is_significant": True, "p_value": 0.2374}) == \
+        "hedged answer: a second verdict in 'is_significant'"
+    assert reason(TREND, {"direction": "decreasing", "trend": "increasing", "total_change_pct": -22.48,
+                          "peak_period": "1993-11"}) == "hedged answer: a second verdict in 'trend'"
+    assert compare(THRESHOLD, {"result": "FAIL", "verdict": "PASS", "value": 3.756383}).kind == "hedged answer"
+
+
+def test_two_periods_in_one_field_are_a_hedge():
+    answer = {"direction": "decreasing", "total_change_pct": -22.48}
+    assert ok(TREND, {**answer, "peak_period": "1993-11"}) and ok(TREND, {**answer, "peak_period": "Nov 1993"})
+    assert ok(TREND, {**answer, "peak_period": "1993-11-01 00:00:00"})
+    assert reason(TREND, {**answer, "peak_period": "1993-11 or 1993-12"}) == \
+        "hedged answer: peak_period names more than one month, '1993-11 or 1993-12'"
+    assert reason(TREND, {**answer, "peak_period": "November 1993 / December 1993"}).startswith(
+        "hedged answer: peak_period names more than one month")
+    assert reason(TREND, {**answer, "peak_period": "1993-11 (maybe later)"}) == \
+        "peak_period: expected a month such as 2018-01, got '1993-11 (maybe later)'"
+
+
+def test_two_groups_where_one_is_asked_are_a_hedge():
+    answer = {"group_a": "PR", "group_b": "AL", "value_a": 10.7, "value_b": 28.52}
+    assert ok(COMPARISON, {**answer, "higher": "AL", "difference": 17.82})
+    assert reason(COMPARISON, {**answer, "higher": "AL", "winner": "PR"}) == \
+        "hedged answer: a second verdict in 'winner'"
+    assert reason(COMPARISON, {**answer, "higher": "AL", "or_maybe": "pr"}) == \
+        "hedged answer: 'or_maybe' names a group, 'pr'"
+    assert reason(COMPARISON, {**answer, "higher": ["AL", "PR"]}) == "higher ['AL', 'PR'], the gold is AL"
+
+
+def test_a_list_where_one_value_is_asked_is_a_hedge():
+    value = task("value", {"value": 7.191687})
+    assert compare(value, {"value": [7.191687, 8.989608]}) == Verdict(
+        False, "value: expected one number, got a list of 2: '[7.191687, 8.989608]'", "hedged answer")
+    assert compare(value, {"value": "7.191687 or 8.989608"}) == Verdict(
+        False, "value: expected one number, got '7.191687 or 8.989608'", "hedged answer")
+    two = {"direction": "decreasing", "total_change_pct": -22.48, "peak_period": ["1993-11", "1993-12"]}
+    assert reason(TREND, two) == "hedged answer: peak_period is a list of 2 where one month is asked"
+
+
+# ---- issue 16: knowledge answers are scored for precision --------------------------------------------------------
+
+ONBOARDING = json.loads((Path(__file__).parent / "fixtures" / "knowledge_answers.json").read_text(encoding="utf-8"))
+
+
+def fixture_task(entry: dict) -> dict:
+    return {"task_id": entry["task_id"], "analysis_type": "knowledge_retrieval", "tier": "knowledge",
+            "question": entry["question"], "answer_format": entry["answer_format"], "gold": entry["gold"],
+            "tolerance": {"rel_tol": 0.0, "abs_tol": 0.0}}
+
+
+def test_a_list_of_numbers_holding_the_facts_is_not_a_knowledge_answer():
+    k_0001 = fixture_task(next(e for e in ONBOARDING if e["task_id"] == "k_0001"))
+    listing = " ".join(str(i) for i in range(101)) + " 1995-01-01"
+    assert missing_fact("30", listing) is None  # every key fact is in it
+    assert reason(k_0001, listing) == \
+        "hedged answer: 95 numbers or dates not in the governing passage (3, 4, 5, …), 7 from it"
+
+
+def test_a_pasted_knowledge_base_is_not_a_knowledge_answer():
+    docs = "\n\n".join(e["gold"]["passage"] for e in ONBOARDING) * 3
+    for entry in ONBOARDING:
+        assert compare(fixture_task(entry), docs).kind == "hedged answer", entry["task_id"]
+
+
+@pytest.mark.parametrize("entry", ONBOARDING, ids=[e["task_id"] for e in ONBOARDING])
+def test_a_focused_knowledge_answer_passes_and_its_hedged_twin_does_not(entry):
+    t = fixture_task(entry)
+    assert ok(t, entry["gold"]["passage"])
+    for answer in entry["correct"]:
+        assert ok(t, answer), (answer, compare(t, answer).reason)
+    for answer in entry["hedged"]:
+        assert compare(t, answer).kind == "hedged answer", answer
+
+
+# ---- issue 16: what an answers file may hold --------------------------------------------------------------------
+
+
+def test_a_byte_order_mark_does_not_lose_the_first_answer(tmp_path):
+    path = tmp_path / "answers.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"task_id": "a", "answer": 1}\n{"task_id": "b", "answer": 2}\n')
+    answers = load_answers(path)
+    assert answers.by_task == {"a": 1, "b": 2} and answers.problems == []
+
+
+def test_an_integer_of_more_than_4300_digits_is_a_wrong_answer_not_a_crash(tmp_path):
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "tasks.jsonl").write_text(json.dumps(task("value", {"value": 1.0})) + "\n", encoding="utf-8")
+    (tmp_path / "answers.jsonl").write_text('{"task_id": "t_0001", "answer": ' + "9" * 5000 + "}\n"
+                                            '{"task_id": "t_0002", "answer": {"value": ' + "9" * 4200 + "}}\n",
+                                            encoding="utf-8")
+    proc = run_cli("score", str(bundle), str(tmp_path / "answers.jsonl"), "--out", str(tmp_path / "score"))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "score" / "score.json").read_text(encoding="utf-8"))
+    assert report["results"][0]["reason"] == "value: inf is not a number"
+    assert compare(task("value", {"value": 1.0}), {"value": int("9" * 4200)}).reason == "value: inf is not a number"
+
+
+def test_unknown_task_ids_are_reported_on_the_terminal(tmp_path):
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "tasks.jsonl").write_text(json.dumps(task("value", {"value": 1.0})) + "\n", encoding="utf-8")
+    (tmp_path / "answers.jsonl").write_text("".join(json.dumps({"task_id": i, "answer": 1}) + "\n"
+                                                    for i in ("t_0001", "t_9999", "T_0001")), encoding="utf-8")
+    proc = run_cli("score", str(bundle), str(tmp_path / "answers.jsonl"), "--out", str(tmp_path / "score"))
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: answers file has 2 task ids not in the bundle, not scored: T_0001, t_9999\n" in proc.stderr
+
+
+def test_report_html_shows_each_wrong_task_with_its_question_gold_and_given_answer():
+    from html.parser import HTMLParser
+
+    from dptool.evaluate.report import html
+
+    tasks = [{**task("value", {"value": 1.5}), "task_id": "t_1", "question": "Was <b>R&D</b>'s \"share\" over 1?"},
+             {**RANKING, "task_id": "t_2", "question": "Which states lead?"},
+             {**task("value", {"value": 3.0}), "task_id": "t_3", "question": "Is this one right?"}]
+    answers = Answers({"t_1": {"value": "<script>alert(1)</script>"}, "t_3": 3.0}, [])
+    report = score(tasks, answers)
+    assert [(r["question"], r["expected"], r["answer"]) for r in report["results"]][:2] == [
+        (tasks[0]["question"], {"value": 1.5}, {"value": "<script>alert(1)</script>"}),
+        ("Which states lead?", STATES, None)]
+    page = html(report, "run")
+
+    class Text(HTMLParser):
+        """The text of the page's "Wrong answers" section, element by element."""
+
+        def __init__(self):
+            super().__init__()
+            self.tags, self.texts, self.inside = [], [], False
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+
+        def handle_data(self, data):
+            self.inside = self.inside or data.startswith("Wrong answers")
+            if self.inside and data.strip():
+                self.texts.append(data)
+
+    parsed = Text()
+    parsed.feed(page)
+    assert "script" not in parsed.tags  # the given answer is text, never markup
+    section = "\n".join(parsed.texts[:parsed.texts.index("Tasks")])
+    assert section.startswith("Wrong answers (2)")
+    assert "Was <b>R&D</b>'s \"share\" over 1?" in section and "Which states lead?" in section
+    assert '"value": "<script>alert(1)</script>"' in section and "no answer" in section
+    assert '"state": "SP"' in section and "Is this one right?" not in section

@@ -20,7 +20,7 @@ from dptool.project import semantic
 from dptool.project.catalog import load_catalog
 from dptool.project.dbt import DbtProject
 from dptool.project.prepare import prepare_catalog
-from tests.subscriptions import GENERATE_ARGS, cli, copy_fixture, relation_sql, set_up
+from tests.subscriptions import GENERATE_ARGS, cli, copy_fixture, metric_sql, set_up
 
 EXPECTED = Path(__file__).parent / "fixtures" / "subscriptions_semantic.json"
 
@@ -42,7 +42,8 @@ def _layer(manifest: dict) -> dict:
     layer = semantic.read_layer(manifest, "subscriptions")
     return {
         "metrics": {n: {"value": m.decl["value"], "format": m.decl["format"], "formula": m.decl["formula"],
-                        "components": list(m.components), "tables": [t.split(".")[-1] for t in m.tables],
+                        "components": list(m.components), "inputs": m.decl.get("components", []),
+                        "tables": [t.split(".")[-1] for t in m.tables],
                         "columns": [c for _, c in m.columns]} for n, m in sorted(layer.metrics.items())},
         "skipped": dict(sorted(layer.skipped.items())),
         "dimensions": sorted(".".join([d[0].split(".")[-1], d[1], d[2]]) for d in layer.dimensions),
@@ -51,7 +52,8 @@ def _layer(manifest: dict) -> dict:
 
 
 def test_translation_of_the_fixture(run):
-    """Simple, ratio and derived metrics become aggregates over one row grain; the expected text is a fixture."""
+    """Simple metrics become aggregates over one row grain, ratio and derived metrics composites of their inputs
+    (each with its own filter); the expected text is a fixture."""
     _, manifest, _, _ = run
     assert _layer(manifest) == json.loads(EXPECTED.read_text(encoding="utf-8"))
 
@@ -88,8 +90,7 @@ def test_metric_values_match_metricflow_semantics(run):
     con = duckdb.connect(project.connection().path, read_only=True)
     try:
         for name, sql in sorted(BY_HAND.items()):
-            model = relation_sql((folder / f"{name}.sql").read_text(encoding="utf-8"), manifest)
-            got = con.execute(f"select {layer.metrics[name].decl['value']} from ({model}) as m").fetchone()[0]
+            got = con.execute(metric_sql(name, layer, folder, manifest)).fetchone()[0]
             want = con.execute(sql.format(**relations)).fetchone()[0]
             assert got is not None and float(got) == pytest.approx(float(want), rel=1e-12), name
     finally:
@@ -206,7 +207,8 @@ def test_a_dptool_declaration_wins(run):
         "zero_dollar_invoices": "x " * 30, "early_cancellation": "y " * 30})
     assert catalog.metrics["revenue"].label == "Recognized Revenue"
     assert catalog.metrics["revenue"].value == "sum(amount_due)"
-    assert catalog.metrics["net_revenue"].value.startswith("(sum(case when")  # still from the semantic layer
+    assert catalog.metrics["net_revenue"].value == "revenue - refunds"  # still from the semantic layer
+    assert catalog.metrics["net_revenue"].components == ("revenue", "refunded_amount")
 
 
 def _edit_metric(manifest: dict, name: str, edit) -> dict:
@@ -348,3 +350,29 @@ def test_no_manifest(tmp_path):
     assert proc.returncode == 1
     assert proc.stderr.strip() == (f"error: {root / 'target' / 'manifest.json'}: no manifest; run `dbt parse` "
                                    f"(or `dbt build`) in {root} first")
+
+
+def test_dimension_false_keeps_a_column_out_of_the_dimensions(run):
+    """`dimension: false` on a semantic dimension, or on its node's column, and the column is no dimension (a
+    DECIMAL amount a semantic model declares categorical, say); a declared table's column likewise."""
+    _, manifest, _, _ = run
+    manifest = copy.deepcopy(manifest)
+    customers = manifest["semantic_models"]["semantic_model.subscriptions.customers"]
+    next(d for d in customers["dimensions"] if d["name"] == "country")["config"]["meta"] = {
+        "dptool": {"dimension": False}}
+    subscriptions = manifest["nodes"]["model.subscriptions.fct_subscriptions"]
+    column = subscriptions["columns"].setdefault("billing_period", {"name": "billing_period"})
+    column["config"] = {"meta": {"dptool": {"dimension": False}}}
+    column["meta"] = {"dptool": {"dimension": False}}
+    docs = {"zero_dollar_invoices": "x " * 30, "early_cancellation": "y " * 30}
+    before = {d.id for d in load_catalog(run[1], rule_documents=docs).dimensions.values()}
+    after = {d.id for d in load_catalog(manifest, rule_documents=docs).dimensions.values()}
+    assert before - after == {"model.subscriptions.dim_customers.country",
+                              "model.subscriptions.fct_subscriptions.billing_period"}
+    assert "dim_customers.country.categorical" not in _layer(manifest)["dimensions"]
+
+    # a table declared with meta.dptool: false is as good as no declaration
+    trials = manifest["nodes"]["model.subscriptions.fct_trials"]
+    trials["config"]["meta"] = trials["meta"] = {"dptool": {"table": True}}
+    trials["columns"] = {"trial_id": {"name": "trial_id", "meta": {"dptool": {"dimension": False}}}}
+    assert "model.subscriptions.fct_trials.trial_id" not in load_catalog(manifest, rule_documents=docs).dimensions

@@ -150,7 +150,13 @@ def import_(project_dir, profiles_dir, dbt_target, file, out_dir):
 @click.option("--hard-min-columns", default=50, show_default=True, type=click.IntRange(1),
               help="A database with at least this many columns puts its data products in the Hard subset.")
 def score_(pred, gold, out, hard_min_columns):
-    """Score PRED against GOLD (DP-Bench JSON files) with DP-Bench §5's metrics."""
+    """Score PRED against GOLD (DP-Bench JSON files) with DP-Bench §5's metrics.
+
+    Derived columns are read from their SQL, qualified against GOLD's database: their source columns are the
+    columns that SQL reads, whatever the file claims. One whose SQL does not parse, names what the database
+    lacks or reads none of its tables scores 0 (the reason is printed); one that only copies a column counts as
+    a non-derived column.
+    """
     from dptool.dp import dpjson
     from dptool.dp.score import score
 
@@ -158,7 +164,7 @@ def score_(pred, gold, out, hard_min_columns):
     for hard in (False, True):
         summary = report.summary(hard_only=hard)
         if hard and not summary["data_products"]:
-            click.echo(f"Hard subset: empty (no database has >= {hard_min_columns} columns)")
+            click.echo(report.empty_hard())
             continue
         click.echo(f"{'All' if not hard else 'Hard subset'}: {summary['data_products']} data products")
         click.echo(f"  {'':<26}{'P':>7}{'R':>7}{'F1':>7}{'n':>5}")
@@ -173,6 +179,11 @@ def score_(pred, gold, out, hard_min_columns):
         ex = summary["execution_accuracy_oracle"]
         if ex["questions"]:
             click.echo(f"  execution accuracy (oracle): {ex['answerable']}/{ex['questions']} = {ex['accuracy']:.1%}")
+    for s in report.scores:
+        for column, why in s.rejected:
+            click.echo(f"{s.dp_id}.{column} scores 0: {why}")
+        for column, copied in s.copies:
+            click.echo(f"{s.dp_id}.{column} only copies {copied}: scored as a non-derived column")
     if report.unmatched:
         click.echo(f"predicted data products with no gold (ignored): {', '.join(report.unmatched)}")
     if out:

@@ -21,6 +21,11 @@ def _echo_report(report: dict, paths: list[Path]) -> None:
         click.echo(line)
     for problem in report["answers_file"]["problems"]:
         click.echo(f"warning: answers file {problem}", err=True)
+    unknown = report["answers_file"]["unknown_task_ids"]
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        click.echo(f"warning: answers file has {len(unknown)} task id{'s' if len(unknown) > 1 else ''} not in the "
+                   f"bundle, not scored: {shown}", err=True)
     click.echo("wrote " + ", ".join(str(p) for p in paths))
 
 
@@ -80,14 +85,17 @@ def answer_command(bundle, agent, out):
               help="LLM calls per task.")
 @click.option("--limit", default=None, type=click.IntRange(1), help="Only the first N tasks of the condition.")
 @click.option("--sql-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0.01),
-              help="Seconds a run_sql query may take.")
+              help="Seconds a run_sql query may take, parsing included; then it is stopped.")
+@click.option("--sql-memory", default=1024, show_default=True, type=click.IntRange(64),
+              help="Megabytes a run_sql query may use; over it the query fails and the agent is told.")
 @click.option("--max-rows", default=100, show_default=True, type=click.IntRange(1),
               help="Rows run_sql returns at most.")
 @click.option("--ollama-host", envvar="OLLAMA_HOST", default=None,
               help="Ollama's URL. Default: $OLLAMA_HOST, then http://127.0.0.1:11434.")
 @click.option("--llm-timeout", default=300.0, show_default=True, type=click.FloatRange(min=1),
               help="Seconds one model reply may take (local models on a CPU are slow).")
-def eval_command(bundle, model, condition, out, max_turns, limit, sql_timeout, max_rows, ollama_host, llm_timeout):
+def eval_command(bundle, model, condition, out, max_turns, limit, sql_timeout, sql_memory, max_rows, ollama_host,
+                 llm_timeout):
     """Run the built-in agent with an Ollama model over a bundle, then score it.
 
     The agent has two tools, run_sql (the read-only warehouse) and search_kb (BM25 over kb/).
@@ -105,7 +113,7 @@ def eval_command(bundle, model, condition, out, max_turns, limit, sql_timeout, m
         raise DptoolError(f"--model {model!r}: expected ollama:NAME, e.g. ollama:qwen2.5:7b")
     llm = LLM(name, host=ollama_host, timeout=llm_timeout)
     settings = Settings(model=llm.name, condition=condition, max_turns=max_turns, sql_timeout=sql_timeout,
-                        max_rows=max_rows, tasks_sha256=tasks_digest(bundle))
+                        sql_memory_mb=sql_memory, max_rows=max_rows, tasks_sha256=tasks_digest(bundle))
     out = Path(out or Path("runs") / f"{llm.model.replace(':', '_').replace('/', '_')}-{condition}")
     tasks = select_tasks(bundle, condition, limit)
     prepare_run(out, settings)

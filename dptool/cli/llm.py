@@ -120,7 +120,7 @@ def judge_agreement_command(llm, ollama_host, llm_timeout, sample, project_dir, 
     SAMPLE is JSONL (or a folder holding sample.jsonl): per line a task, the context the judge sees and
     the team's pass/fail label (1/0) for each of the eight dimensions.
     """
-    from dptool.generate.judge import agreement, agreement_markdown, judge, load_sample
+    from dptool.generate.judge import PROMPT_VERSIONS, agreement, agreement_markdown, judge, load_sample
     from dptool.llm.client import LLM, load_prompt, resolve_spec
 
     items = load_sample(sample)
@@ -129,7 +129,7 @@ def judge_agreement_command(llm, ollama_host, llm_timeout, sample, project_dir, 
     is_project = (Path(project_dir) / "dbt_project.yml").is_file()
     client = configured_llm(spec, project_dir, ollama_host, llm_timeout) if is_project else \
         LLM.from_spec(spec, host=ollama_host, timeout=llm_timeout, options=LLM_OPTIONS)
-    prompt = load_prompt("judge")
+    prompt = load_prompt("judge", PROMPT_VERSIONS["judge"])
     client.ensure_model()
     verdicts = []
     with click.progressbar(items, label="  judging", file=sys.stderr) as bar:

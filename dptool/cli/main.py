@@ -92,7 +92,8 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
         echo_llm_summary(client, result.review)
     if refresh:
         click.echo(f"what changed since {refresh}: {result.bundle / 'refresh.md'}")
-    click.echo(f"provenance: cd {Path(project_dir).resolve()} && dbt docs generate && dbt docs serve")
+    # --select '*': a default selector (selectors.yml) leaves the gold models out, and docs need their compiled SQL
+    click.echo(f"provenance: cd {Path(project_dir).resolve()} && dbt docs generate --select '*' && dbt docs serve")
 
 
 @main.command()
@@ -102,9 +103,11 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
 def init(project_dir, dry_run):
     """Set up a dbt project for dptool: install the dptool dbt package, scaffold commented examples.
 
-    Adds the dbt package shipped with this dptool to packages.yml (a `local:` package), dptool's
-    generated folders to .gitignore, and new files with commented examples of every declaration.
-    Never rewrites a file of yours; running it again changes nothing.
+    Adds the dbt package shipped with this dptool to packages.yml (a `local:` package), two selectors to
+    selectors.yml (a default one, so that a plain `dbt build` skips the gold models, and `dptool_gold`,
+    which builds them), dptool's generated folders to .gitignore, and new files with commented examples of
+    every declaration. Never rewrites a file of yours: what it cannot add, it says in a note (a default
+    selector of yours, a generate_schema_name of yours). Running it again changes nothing.
     """
     from dptool.project.scaffold import init as run
 
@@ -114,8 +117,8 @@ def init(project_dir, dry_run):
         click.echo(change.line(dry_run))
     if dry_run:
         for change in changes:
-            if change.action in ("append", "update") or (change.action == "create" and change.path.endswith(".yml")
-                                                         and "packages" in change.path):
+            if change.action in ("append", "update") or (change.action == "create" and change.path in (
+                    "packages.yml", "dependencies.yml", "selectors.yml")):
                 click.echo(f"\n--- {change.path} ({'lines added' if change.action == 'append' else 'new text'})")
                 click.echo(change.text.rstrip("\n"))
         click.echo("\ndry run: nothing was written")
@@ -126,6 +129,7 @@ def init(project_dir, dry_run):
     click.echo("  dbt deps")
     click.echo("  dbt build")
     click.echo("  dptool generate")
+    click.echo("  dbt build --selector dptool_gold    # the gold models and their rule tests, when you want them")
 
 
 @main.group()
@@ -135,7 +139,8 @@ def rule():
 
 @rule.command("new")
 @click.argument("rule_id")
-@click.option("--metric", required=True, help="The id of the metric the rule modifies.")
+@click.option("--metric", "metrics", required=True, multiple=True,
+              help="The id of a metric the rule modifies; repeat it for a rule of several metrics.")
 @click.option("--type", "rule_type", default="definitional", show_default=True,
               type=click.Choice(["definitional", "exclusionary", "temporal", "conditional", "privacy", "override"]),
               help="The rule type (DI-Bench's six).")
@@ -145,42 +150,25 @@ def rule():
 @click.option("--project-dir", default=".", show_default=True, type=click.Path(file_okay=False),
               help="The dbt project (the folder holding dbt_project.yml).")
 @click.option("--dry-run", is_flag=True, help="Say what would be written; write nothing.")
-def rule_new(rule_id, metric, rule_type, title, rules_dir, project_dir, dry_run):
-    """Scaffold rule RULE_ID of metric METRIC: its macro, its properties and its rule document."""
-    from dptool.project.scaffold import apply, plan_rule
+def rule_new(rule_id, metrics, rule_type, title, rules_dir, project_dir, dry_run):
+    """Scaffold rule RULE_ID of one or more metrics: its macro, its properties and its rule document.
 
-    root, changes = plan_rule(project_dir, rule_id, metric, rule_type, title, rules_dir)
-    known = _known_metrics(root)
-    if known is not None and metric not in known:
-        raise DptoolError(f"--metric {metric!r} is not a metric of this project; its metrics: "
-                          f"{', '.join(sorted(known))}")
+    Each --metric is checked against the project's last target/manifest.json: a semantic-layer metric that
+    dptool declares under another id (a model has its name) is named by that id.
+    """
+    from dptool.project.scaffold import apply, plan_rule, resolve_metrics
+
+    root, _ = plan_rule(project_dir, rule_id, list(metrics), rule_type, title, rules_dir)  # checks what it can alone
+    ids, notes = resolve_metrics(root, list(metrics))
+    root, changes = plan_rule(project_dir, rule_id, ids, rule_type, title, rules_dir)
     if not dry_run:
         apply(root, changes)
     for change in changes:
         click.echo(change.line(dry_run, max(len(c.path) for c in changes)))
-    if known is None:
-        click.echo(f"  (metric {metric!r} not checked: no target/manifest.json yet)")
+    for note in notes:
+        click.echo(f"  {note}")
     if not dry_run:
         click.echo("next: make the macro change q, write the document, then `dbt build` and `dptool generate`")
-
-
-def _known_metrics(root: Path) -> set[str] | None:
-    """The project's metric ids from its last manifest (declared and from the semantic layer), if any."""
-    import json
-
-    from dptool.project import semantic
-
-    path = root / "target" / "manifest.json"
-    if not path.is_file():
-        return None
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    declared = {n["name"] for n in manifest.get("nodes", {}).values()
-                if n.get("resource_type") == "model" and "metric" in ((n.get("config") or {}).get("meta") or
-                                                                       n.get("meta") or {}).get("dptool", {})}
-    return declared | set(semantic.read_layer(manifest, "").metrics)
 
 
 @main.command("demo-data")

@@ -20,13 +20,10 @@ import re
 from dataclasses import dataclass, field
 
 from rank_bm25 import BM25Okapi
-from sqlglot import exp
-from sqlglot.errors import SqlglotError
-from sqlglot.optimizer.qualify import qualify
 
 from dptool.dp import dpjson
 from dptool.dp.lineage import parse
-from dptool.dp.score import question_columns
+from dptool.dp.reads import columns_read, qualified
 from dptool.errors import DptoolError
 from dptool.llm.client import LLM, LLMError, load_prompt
 
@@ -209,33 +206,18 @@ def _filter(reply: dict, db: dpjson.Database, dp_id: str, request: str,
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in seen:
             dropped.append(f"derived column {name!r} (not a unique column name)")
             continue
-        problem = _sql_problem(sql, db, dialect)
-        if problem:
-            dropped.append(f"derived column {name} ({problem})")
+        if not isinstance(sql, str) or not sql.strip():
+            dropped.append(f"derived column {name} (no SQL)")
+            continue
+        try:
+            tree = qualified(sql, db, dialect, strict=True)
+        except DptoolError as exc:
+            dropped.append(f"derived column {name} ({exc})")
             continue
         seen.add(name)
-        sources = tuple(sorted(question_columns(sql, db, dialect)))
+        sources = tuple(sorted(columns_read(tree)))
         home = db.table(str(d.get("table_name") or ""))
         home_name = home.name if home else (sources[0][0] if sources else db.tables[0].name)
         provenance = parse(sql, dialect).sql(dialect, pretty=True)
         derived.append((home_name, dpjson.DerivedColumn(name, provenance, sources, str(d.get("description") or ""))))
     return _product(db, dp_id, request, chosen, tuple(derived)), dropped
-
-
-def _sql_problem(sql, db: dpjson.Database, dialect: str) -> str:
-    """Why a derived column's SQL cannot stay: unparsable, or naming tables or columns the database lacks."""
-    if not isinstance(sql, str) or not sql.strip():
-        return "no SQL"
-    try:
-        tree = parse(sql, dialect)
-    except DptoolError as exc:
-        return str(exc)
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    for table in tree.find_all(exp.Table):
-        if table.name.lower() not in ctes and db.table(table.name) is None:
-            return f"unknown table {table.name}"
-    try:
-        qualify(tree, dialect=dialect, schema=db.schema(), identify=False, quote_identifiers=False)
-    except SqlglotError as exc:
-        return " ".join(str(exc).split())[:120]
-    return ""

@@ -17,7 +17,8 @@ from sqlglot import exp
 from dptool.dp import dpjson
 from dptool.dp.baselines import HybridSearch, llm_create, no_search
 from dptool.dp.lineage import parse
-from dptool.dp.score import HARD_MIN_COLUMNS, Report, question_columns, score
+from dptool.dp.reads import question_columns
+from dptool.dp.score import HARD_MIN_COLUMNS, Report, score
 from dptool.errors import DptoolError
 from dptool.llm.client import LLM
 
@@ -95,52 +96,70 @@ def add_bundle_questions(gold: dpjson.Document, bundle: str | Path) -> tuple[dpj
     return dpjson.Document(gold.dialect, dict(gold.databases), products), added
 
 
-def _cell(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}".replace("0.", ".", 1) if value < 1 else f"{value:.2f}"
+METRICS = ("non_derived", "with_provenance", "derived")
+
+
+def cell(value: float | None) -> str:
+    """A score as the table shows it: .xxx below 1, 1.00 at 1, — when there is none."""
+    if value is None:
+        return "—"
+    return "1.00" if round(value, 3) >= 1 else f"{value:.3f}".replace("0.", ".", 1)
 
 
 def _row(result: MethodResult, hard: bool) -> dict:
     summary = result.report.summary(hard_only=hard)
-    row = {"method": result.label, "data_products": summary["data_products"]}
-    for key in ("non_derived", "with_provenance", "derived"):
-        part = summary[key]
+    row: dict = {"method": result.label}
+    for key in METRICS:
         for metric in ("precision", "recall", "f1"):
-            value = part.get(metric) if (key != "derived" or result.derives) else None
-            row[f"{key}_{metric}"] = value
+            row[f"{key}_{metric}"] = summary[key].get(metric) if (key != "derived" or result.derives) else None
     row["execution_accuracy_oracle"] = summary["execution_accuracy_oracle"]["accuracy"]
-    row["questions"] = summary["execution_accuracy_oracle"]["questions"]
     return row
 
 
+def _part(results: list[MethodResult], hard: bool) -> dict:
+    """One table as data: what its averages are taken over, and a row per method.
+
+    The counts depend on the gold only (a data product without derived gold columns has no derived recall),
+    so one set of counts holds for every row.
+    """
+    summary = results[0].report.summary(hard_only=hard) if results else {}
+    return {
+        "data_products": summary.get("data_products", 0),
+        "averaged_over": {key: summary[key]["n"] for key in METRICS} if summary else {},
+        "questions": summary["execution_accuracy_oracle"]["questions"] if summary else 0,
+        "rows": [_row(r, hard) for r in results] if summary.get("data_products") else [],
+    }
+
+
 def table(results: list[MethodResult]) -> dict:
-    """The results as data: rows for all data products and for the Hard subset."""
-    return {"all": [_row(r, False) for r in results], "hard": [_row(r, True) for r in results]}
+    """The results as data, cell for cell what `markdown` shows: all data products and the Hard subset."""
+    return {"all": _part(results, False), "hard": _part(results, True)}
 
 
 def markdown(results: list[MethodResult], hard_min_columns: int = HARD_MIN_COLUMNS) -> str:
-    """The results table, DP-Bench style (Tables 2, 4 and 6 side by side)."""
+    """The results table, DP-Bench style (Tables 2, 4 and 6 side by side), each with what it averages over."""
     data = table(results)
     head = ("| Method | Non-derived P | R | F1 | Incl. derived P | R | F1 | Derived sP | sR | sF1 | Oracle EX |\n"
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 
-    def rows(part: list[dict]) -> list[str]:
-        lines = []
-        for row in part:
-            cells = [_cell(row[f"{k}_{m}"]) for k in ("non_derived", "with_provenance", "derived")
-                     for m in ("precision", "recall", "f1")]
+    def lines(part: dict) -> list[str]:
+        n = part["averaged_over"]
+        out = [f"Averages over {n['non_derived']} data products (non-derived), {n['with_provenance']} (incl. "
+               f"derived), {n['derived']} with derived gold columns (derived, soft); oracle EX over "
+               f"{part['questions']} questions.", "", head]
+        for row in part["rows"]:
+            cells = [cell(row[f"{k}_{m}"]) for k in METRICS for m in ("precision", "recall", "f1")]
             ex = row["execution_accuracy_oracle"]
-            lines.append(f"| {row['method']} | " + " | ".join(cells) + f" | {'—' if ex is None else f'{ex:.1%}'} |")
-        return lines
+            out.append(f"| {row['method']} | " + " | ".join(cells) + f" | {'—' if ex is None else f'{ex:.1%}'} |")
+        return out
 
-    all_rows = data["all"]
-    n, q = (all_rows[0]["data_products"], all_rows[0]["questions"]) if all_rows else (0, 0)
-    out = [f"All data products ({n} requests, {q} questions):", "", head, *rows(all_rows), ""]
-    hard = data["hard"]
-    if hard and hard[0]["data_products"]:
-        out += [f"Hard subset ({hard[0]['data_products']} data products over databases with ≥ {hard_min_columns} "
-                "columns):", "", head, *rows(hard), ""]
+    every, hard = data["all"], data["hard"]
+    out = [f"All data products ({every['data_products']} requests):", "", *lines(every), ""]
+    if hard["rows"]:
+        out += [f"Hard subset ({hard['data_products']} data products over databases with ≥ {hard_min_columns} "
+                "columns):", "", *lines(hard), ""]
     else:
-        out += [f"Hard subset: empty (no database has ≥ {hard_min_columns} columns).", ""]
+        out += [results[0].report.empty_hard() + "." if results else "Hard subset: empty.", ""]
     return "\n".join(out)
 
 

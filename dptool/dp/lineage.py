@@ -4,6 +4,10 @@ A model's compiled SQL is qualified once against the warehouse schema (from dbt'
 output column is then traced down to the columns of the relations it reads. Each edge is typed by the
 strongest transformation on its path, weakest first: pass-through, rename, cast, derived, aggregate.
 A source that sqlglot cannot tie to a column of a known relation is kept as an `unresolved` edge.
+
+DP-Bench's definitions: a column copied or renamed from one column of any table (through a join or not)
+is a non-derived column of that table; every other column is derived (computed, cast included), and its
+provenance is the query cut down to it, with every join that can change its rows.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.lineage import Node, lineage
 from sqlglot.optimizer.pushdown_projections import pushdown_projections
 from sqlglot.optimizer.qualify import qualify
-from sqlglot.optimizer.scope import build_scope, traverse_scope
+from sqlglot.optimizer.scope import Scope, build_scope, traverse_scope
 from sqlglot.schema import MappingSchema, ensure_schema
 
 from dptool.errors import DptoolError
@@ -29,6 +33,9 @@ _TRANSPARENT = (exp.Alias, exp.Paren)
 _CASTS = (exp.Cast, exp.TryCast)
 
 Source = tuple[str, str]  # (relation key, column), e.g. ("dptool_demo.ecommerce.orders", "order_id")
+# Columns that hold no value twice, by relation key (dbt `unique` tests): a LEFT JOIN on one keeps the rows.
+UniqueColumns = frozenset[Source]
+_COPIES = ("pass-through", "rename")
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,8 @@ class ColumnLineage:
     `kind` is the strongest transformation anywhere on the column's paths (a `count(*)` has no source
     column but is still an aggregate). `through_join` says some source is reached through a JOIN rather
     than the query's FROM. `provenance` is the query cut down to this column; `reads` every table column
-    that query reads, in any clause of any scope (expression, join keys, filters, grouping).
+    that query reads, in any clause of any scope (expression, join keys, filters, grouping); `join_keys`
+    the table columns its join conditions read (what places a copied column on the model's rows).
     """
 
     name: str
@@ -57,12 +65,12 @@ class ColumnLineage:
     through_join: bool
     provenance: exp.Query
     reads: tuple[Source, ...]
+    join_keys: tuple[Source, ...] = ()
 
     @property
     def derived(self) -> bool:
-        """Not one column of the query's own table, taken as it is (DP-Bench's non-derived column)."""
-        return (self.kind not in ("pass-through", "rename", "cast") or self.through_join or len(self.edges) != 1
-                or self.edges[0].type == UNRESOLVED)
+        """Computed: not one column of a table copied or renamed (DP-Bench's non-derived column)."""
+        return self.kind not in _COPIES or len(self.edges) != 1 or self.edges[0].type not in _COPIES
 
 
 def relation_key(table: exp.Table) -> str:
@@ -133,8 +141,27 @@ def source_columns(tree: exp.Query) -> set[Source]:
     return found
 
 
-def model_lineage(tree: exp.Query, schema: dict | MappingSchema, dialect: str) -> dict[str, ColumnLineage]:
-    """The lineage of every output column of a qualified query (see `qualify_query`), by column name."""
+def join_keys(tree: exp.Query) -> set[Source]:
+    """Every column of a base relation that the join conditions of a qualified query read."""
+    found: set[Source] = set()
+    for scope in traverse_scope(tree):
+        if not isinstance(scope.expression, exp.Select):
+            continue
+        for join in scope.expression.args.get("joins") or []:
+            for column in join.find_all(exp.Column):
+                source = scope.sources.get(column.table)
+                if isinstance(source, exp.Table):
+                    found.add((relation_key(source), column.name))
+    return found
+
+
+def model_lineage(tree: exp.Query, schema: dict | MappingSchema, dialect: str,
+                  unique: UniqueColumns = frozenset()) -> dict[str, ColumnLineage]:
+    """The lineage of every output column of a qualified query (see `qualify_query`), by column name.
+
+    `unique` names the table columns known to hold each value once: a LEFT JOIN on one cannot change the
+    rows, so a column's provenance may leave it out.
+    """
     schema = ensure_schema(schema, dialect=dialect)
     scope = build_scope(tree)
     if scope is None:
@@ -147,12 +174,12 @@ def model_lineage(tree: exp.Query, schema: dict | MappingSchema, dialect: str) -
     for name, node in nodes.items():
         walk = _Walk(schema)
         walk.visit(node, name, "pass-through")
-        query = provenance_query(tree, name)
+        query = provenance_query(tree, name, unique)
         expression = _unalias(node.expression).sql(dialect)
         edges = tuple(sorted((Edge(rel, col, kind) for (rel, col), kind in walk.edges.items()),
                              key=lambda e: (e.relation, e.column)))
         result[name] = ColumnLineage(name, walk.kind, expression, edges, walk.through_join, query,
-                                     tuple(sorted(source_columns(query))))
+                                     tuple(sorted(source_columns(query))), tuple(sorted(join_keys(query))))
     return result
 
 
@@ -246,11 +273,12 @@ def _step_type(expression: exp.Expression, alias: str, column: str, out_name: st
     return best
 
 
-def provenance_query(tree: exp.Query, column: str) -> exp.Query:
+def provenance_query(tree: exp.Query, column: str, unique: UniqueColumns = frozenset()) -> exp.Query:
     """The qualified query cut down to one output column.
 
-    Keeps what computes the column: its expression, the filters, the grouping, and the joins and CTE
-    columns those reach; joins that contribute nothing to them are left out.
+    Keeps what computes the column: its expression, the filters, the grouping, the joins and CTE columns
+    those reach, and every join that can change the rows (see `_keeps_rows`). Only a LEFT JOIN that matches
+    at most one row of its relation, and that nothing kept reads, is left out.
     """
     query = tree.copy()
     if isinstance(query, exp.Select):
@@ -262,11 +290,12 @@ def provenance_query(tree: exp.Query, column: str) -> exp.Query:
         query = pushdown_projections(query)
         for scope in traverse_scope(query):
             if isinstance(scope.expression, exp.Select):
-                _prune_joins(scope.expression)
+                _prune_joins(scope, unique)
     return query
 
 
-def _prune_joins(select: exp.Select) -> None:
+def _prune_joins(scope: Scope, unique: UniqueColumns) -> None:
+    select = scope.expression
     joins = select.args.get("joins") or []
     if not joins:
         return
@@ -275,15 +304,64 @@ def _prune_joins(select: exp.Select) -> None:
     needed = {c.table for key, value in select.args.items() if key not in ("joins", "with_", "with")
               for part in (value if isinstance(value, list) else [value]) if isinstance(part, exp.Expression)
               for c in part.find_all(exp.Column)}
+    needed |= {alias for alias, join in by_alias.items() if not _keeps_rows(join, scope, unique)}
     grew = True
     while grew:
         grew = False
         for alias, join in by_alias.items():
-            if alias in needed and not join.args.get("using"):
+            if alias in needed:
                 refs = {c.table for c in join.find_all(exp.Column)} - needed
                 if refs:
                     needed |= refs
                     grew = True
     for alias, join in by_alias.items():
-        if alias not in needed and not join.args.get("using"):
+        if alias not in needed:
             join.pop()
+
+
+def _keeps_rows(join: exp.Join, scope: Scope, unique: UniqueColumns) -> bool:
+    """A LEFT (outer) JOIN whose condition matches at most one row of its relation: every row stays, once.
+
+    Anything else can change the rows: an inner or cross join drops or repeats them, a right or full
+    join adds some, and a LEFT JOIN on a key that is not unique on its side repeats them.
+    """
+    if (join.side or "").upper() != "LEFT" or (join.kind or "").upper() not in ("", "OUTER") or join.args.get("using"):
+        return False
+    alias = join.this.alias_or_name
+    keyed = set()  # columns of the joined relation equated with something outside it
+    condition = join.args.get("on")
+    for part in condition.flatten() if isinstance(condition, exp.And) else [condition] if condition else []:
+        if not isinstance(part, exp.EQ):
+            continue
+        for mine, other in ((part.this, part.expression), (part.expression, part.this)):
+            if (isinstance(mine, exp.Column) and mine.table == alias
+                    and all(c.table != alias for c in other.find_all(exp.Column))):
+                keyed.add(mine.name)
+    source = scope.sources.get(alias)
+    if isinstance(source, exp.Table):
+        return any((relation_key(source), name) in unique for name in keyed)
+    if isinstance(source, Scope):
+        return any(key <= keyed for key in _unique_keys(source.expression, source, unique))
+    return False
+
+
+def _unique_keys(query: exp.Expression, scope: Scope, unique: UniqueColumns) -> list[set[str]]:
+    """Sets of output columns of a derived relation that identify its rows (each set is a unique key)."""
+    if not isinstance(query, exp.Select):
+        return []
+    outputs = {_unalias(s).sql(): s.alias_or_name for s in query.selects}
+    if query.args.get("distinct"):
+        return [{s.alias_or_name for s in query.selects}]
+    group = query.args.get("group")
+    if group:
+        names = [outputs.get(e.sql()) for e in group.expressions]
+        return [set(names)] if all(names) else []
+    if query.args.get("joins") or not isinstance(query.args.get("from_"), exp.From):
+        return []
+    keys = []
+    for projection in query.selects:
+        inner = _unalias(projection)
+        source = scope.sources.get(inner.table) if isinstance(inner, exp.Column) else None
+        if isinstance(source, exp.Table) and (relation_key(source), inner.name) in unique:
+            keys.append({projection.alias_or_name})
+    return keys

@@ -8,17 +8,28 @@ model's own table, as it is) and which are derived, with their provenance over t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sqlglot
 
 from dptool.dp import dpjson
-from dptool.dp.lineage import ColumnLineage, model_lineage, qualify_query, relation_key, rename_tables
+from dptool.dp.lineage import (
+    ColumnLineage,
+    Edge,
+    UniqueColumns,
+    model_lineage,
+    qualify_query,
+    relation_key,
+    rename_tables,
+)
 from dptool.errors import DptoolError
 from dptool.project.catalog import Catalog, load_catalog
 
 QUESTION_DIALECT = "duckdb"  # questions' SQL in meta is read as DuckDB SQL, then transpiled to the target's
-PROVENANCE_MARK = "**Provenance**"  # where `dptool dp provenance` starts its part of a column description
+# Where the part `dptool dp provenance` writes starts: in a column's description, in a model's description.
+PROVENANCE_MARK = "Provenance:"
+PRODUCT_MARKS = ("### Data product request", "Part of data product ")
+_EARLIER_MARKS = ("**Provenance**",)  # what earlier versions wrote, replaced on the next run
 
 
 @dataclass(frozen=True)
@@ -31,6 +42,7 @@ class ModelLineage:
     properties_path: str  # the properties file declaring it, relative to the project ("" when none)
     sql_path: str  # its SQL file, relative to the project
     columns: dict[str, ColumnLineage]
+    holds_request: bool = False  # the model that declares the data product's request and questions
 
 
 @dataclass
@@ -41,8 +53,10 @@ class ProjectProducts:
 
 
 def human_description(text: str) -> str:
-    """A column description without the part `dptool dp provenance` wrote."""
-    return text.split(PROVENANCE_MARK)[0].strip()
+    """A column's or a model's description without the part `dptool dp provenance` wrote."""
+    for mark in (PROVENANCE_MARK, *PRODUCT_MARKS, *_EARLIER_MARKS):
+        text = text.split(mark)[0]
+    return text.strip()
 
 
 def warehouse_schema(catalog_json: dict) -> dict:
@@ -80,6 +94,30 @@ def databases(catalog: Catalog, catalog_json: dict | None) -> dict[str, dpjson.D
     return result
 
 
+def unique_columns(manifest: dict, dialect: str) -> UniqueColumns:
+    """(relation key, column) of every column dbt proves unique: a `unique` test without a `where`, or a
+    `unique` or `primary_key` constraint."""
+    nodes = {**manifest.get("nodes", {}), **manifest.get("sources", {})}
+
+    def key(uid: str | None) -> str | None:
+        relation = (nodes.get(uid or "") or {}).get("relation_name")
+        return relation_key(sqlglot.to_table(relation, dialect=dialect)) if relation else None
+
+    found = set()
+    for node in nodes.values():
+        meta = node.get("test_metadata") or {}
+        if node.get("resource_type") == "test" and meta.get("name") == "unique" and not meta.get("namespace"):
+            where = (node.get("config") or {}).get("where")
+            column = node.get("column_name") or (meta.get("kwargs") or {}).get("column_name")
+            if not where and column and key(node.get("attached_node")):
+                found.add((key(node["attached_node"]), column.strip('"').lower()))
+        for column in (node.get("columns") or {}).values():
+            if any(c.get("type") in ("unique", "primary_key") for c in column.get("constraints") or []) and key(
+                    node.get("unique_id")):
+                found.add((key(node["unique_id"]), column["name"].lower()))
+    return frozenset(found)
+
+
 def declaration(node: dict) -> dict | None:
     """A node's meta.dptool.data_product, or None."""
     meta = node.get("meta") or node.get("config", {}).get("meta") or {}
@@ -96,6 +134,8 @@ def load_products(manifest: dict, catalog_json: dict, dialect: str, *, created: 
     """
     catalog = load_catalog(manifest, manifest_path)
     schema = warehouse_schema(catalog_json)
+    unique = unique_columns(manifest, dialect)
+    spelling = _spelling(schema)
     nodes = manifest.get("nodes", {})
     keys = {uid: relation_key(sqlglot.to_table(t.relation_name, dialect=dialect)) for uid, t in catalog.tables.items()}
     names = {keys[uid]: t.name for uid, t in catalog.tables.items()}
@@ -116,10 +156,10 @@ def load_products(manifest: dict, catalog_json: dict, dialect: str, *, created: 
         request, questions = _request(dp_id, members)
         tables = _Tables(names, dialect)
         reached: set[str] = set()
-        for uid, node, _ in members:
-            columns = _lineage_of(uid, node, nodes, schema, dialect, catalog, manifest_path)
+        for uid, node, decl in members:
+            columns = _lineage_of(uid, node, nodes, schema, dialect, catalog, manifest_path, unique, spelling)
             result.models[uid] = ModelLineage(uid, node["name"], dp_id, _properties_path(node),
-                                              node.get("original_file_path") or "", columns)
+                                              node.get("original_file_path") or "", columns, bool(decl.get("request")))
             for name, col in columns.items():
                 reached |= {domains[rel] for rel, _ in col.reads if rel in domains}
                 tables.add(node, name, col)
@@ -146,10 +186,14 @@ class _Tables:
         return self.names.get(relation, relation.rpartition(".")[2])
 
     def add(self, node: dict, name: str, col: ColumnLineage) -> None:
-        if not col.derived:  # a column of a table, as it is: listed under that table by its own name
-            columns = self.tables.setdefault(self._name(col.edges[0].relation), ([], []))[0]
-            if col.edges[0].column not in columns:
-                columns.append(col.edges[0].column)
+        if not col.derived:
+            # A column of a table, copied: listed under that table by its own name, with the keys that put it
+            # on the model's rows (a DP-Bench data product is tables; joining them again needs the keys, as
+            # DP-Bench's search adds the keys of foreign keys between chosen tables).
+            for relation, column in (col.edges[0].relation, col.edges[0].column), *col.join_keys:
+                columns = self.tables.setdefault(self._name(relation), ([], []))[0]
+                if column not in columns:
+                    columns.append(column)
             return
         # Two models of one data product may both derive a column of one name: the second is qualified.
         label = name if name not in self.labels else f"{node['name']}__{name}"
@@ -209,7 +253,7 @@ def _question(raw: dict, dialect: str) -> dpjson.Question:
 
 
 def _lineage_of(uid: str, node: dict, nodes: dict, schema: dict, dialect: str, catalog: Catalog,
-                manifest_path: str) -> dict[str, ColumnLineage]:
+                manifest_path: str, unique: UniqueColumns, spelling: dict) -> dict[str, ColumnLineage]:
     sql = node.get("compiled_code")
     if not sql:
         raise DptoolError(f"{manifest_path}: {uid} has no compiled SQL (the last dbt command did not compile it); "
@@ -227,6 +271,25 @@ def _lineage_of(uid: str, node: dict, nodes: dict, schema: dict, dialect: str, c
             todo.extend(parent.get("depends_on", {}).get("nodes", []))
     try:
         tree = qualify_query(sql, schema, dialect, sources)
-        return model_lineage(tree, schema, dialect)
+        columns = model_lineage(tree, schema, dialect, unique)
     except DptoolError as exc:
         raise DptoolError(f"{_where(node)}: {exc}") from None
+    return {name: _spelled(col, spelling) for name, col in columns.items()}
+
+
+def _spelling(schema: dict) -> dict[str, dict[str, str]]:
+    """relation key -> lower-cased column -> the column as catalog.json spells it."""
+    return {".".join(p.lower() for p in (database, schema_name, name) if p): {c.lower(): c for c in columns}
+            for database, schemas in schema.items() for schema_name, relations in schemas.items()
+            for name, columns in relations.items()}
+
+
+def _spelled(col: ColumnLineage, spelling: dict[str, dict[str, str]]) -> ColumnLineage:
+    """The lineage with table columns spelled as catalog.json does (sqlglot lower-cases unquoted names)."""
+
+    def spell(relation: str, column: str) -> str:
+        return spelling.get(relation, {}).get(column.lower(), column)
+
+    return replace(col, edges=tuple(Edge(e.relation, spell(e.relation, e.column), e.type) for e in col.edges),
+                   reads=tuple((r, spell(r, c)) for r, c in col.reads),
+                   join_keys=tuple((r, spell(r, c)) for r, c in col.join_keys))

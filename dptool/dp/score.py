@@ -1,5 +1,12 @@
 """DP-Bench §5: the metrics of a predicted data product against the gold one.
 
+- Reading the SQL, not the claims: every derived column's provenance SQL is qualified against the
+  database's schema, and the columns it reads are its source columns (a file's `source_columns` are not
+  trusted). A predicted derived column whose SQL does not parse, names a table or column the database does
+  not have, or reads no table of it scores 0 and reads nothing; the reason is kept and the run goes on. A
+  derived column whose SQL only copies or renames one column of a table is that table's non-derived column,
+  and the keys its joins read are non-derived columns too (DP-Bench's definition, and the gold's: see
+  dptool.dp.reads and dptool.dp.products).
 - Column-level (§5.1): precision, recall and F1 of the set of (table, column) pairs, per data product, then
   macro-averaged (each of P, R and F1 averaged over data products). Two settings: non-derived columns only,
   and with provenance columns (every column a derived column's provenance reads joins the set).
@@ -20,7 +27,9 @@ average: recall is undefined there; every summary says over how many data produc
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -29,11 +38,11 @@ from sqlglot.diff import Keep, diff
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.normalize import normalize
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
-from sqlglot.optimizer.pushdown_projections import pushdown_projections
 from sqlglot.optimizer.qualify import qualify
 
 from dptool.dp import dpjson
-from dptool.dp.lineage import parse, source_columns
+from dptool.dp.lineage import parse
+from dptool.dp.reads import columns_read, copied_column, qualified, question_columns, tables_read
 from dptool.errors import DptoolError
 
 HARD_MIN_COLUMNS = 50
@@ -117,51 +126,63 @@ def _sort_commutative(node: exp.Expression) -> exp.Expression:
 
 def similarity(x: exp.Expression, y: exp.Expression) -> float:
     """1 - diff/totaldiff: the share of sqlglot diff's steps that keep a node as it is."""
+    if x == y:
+        return 1.0  # diff would keep every node: skip computing it
     edits = diff(x, y)
     changes = sum(1 for e in edits if not isinstance(e, Keep))
     return 1.0 - changes / len(edits) if edits else 1.0
 
 
-def derived_pairing(predicted: list[exp.Expression], gold: list[exp.Expression]) -> tuple[float, list[tuple]]:
+def derived_pairing(predicted: list[exp.Expression | None],
+                    gold: list[exp.Expression]) -> tuple[float, list[tuple]]:
     """The unique pairing of predicted and gold derived columns with the greatest total similarity.
 
+    A predicted column without an AST (unreadable SQL) is like nothing: similarity 0 with every gold one.
     Returns the total and the pairs (predicted index, gold index, similarity), predicted order.
     """
     if not predicted or not gold:
         return 0.0, []
-    matrix = np.array([[similarity(p, g) for g in gold] for p in predicted])
+    matrix = np.array([[similarity(p, g) if p is not None else 0.0 for g in gold] for p in predicted])
     rows, cols = linear_sum_assignment(matrix, maximize=True)
     pairs = [(int(r), int(c), float(matrix[r, c])) for r, c in zip(rows, cols, strict=True)]
     return float(sum(s for _, _, s in pairs)), pairs
 
 
-def question_columns(sql: str, db: dpjson.Database, dialect: str) -> set[dpjson.ColumnRef]:
-    """The (table, column)s of the database that a question's gold SQL reads.
+class ReadColumn(NamedTuple):
+    """A derived column as the scorer reads it from its SQL."""
 
-    Projections of CTEs and subqueries that nothing reads are pruned first: a column a query only carries
-    along is not one it uses.
+    name: str
+    ast: exp.Expression | None  # None: it scores 0
+    sources: frozenset[dpjson.ColumnRef]  # what its SQL reads
+    copy: dpjson.ColumnRef | None  # the one column of a table it only copies: a non-derived column
+    keys: frozenset[dpjson.ColumnRef] = frozenset()  # a copy's join keys: non-derived columns too
+    problem: str = ""  # why it scores 0
+
+
+@functools.lru_cache(maxsize=4096)  # a bench scores every method against one gold: read each column once
+def read_derived(column: dpjson.DerivedColumn, db: dpjson.Database, dialect: str, *,
+                 trusted: bool = False) -> ReadColumn:
+    """Read one derived column from its provenance SQL.
+
+    A prediction (`trusted` False) whose SQL cannot run on the database, or reads no table of it, scores 0.
+    The gold (`trusted`) is compared as written when it names what the database lacks, with the source
+    columns its file lists; gold SQL that does not parse is an error.
     """
-    tree = qualify(parse(sql, dialect), dialect=dialect, schema=db.schema(), validate_qualify_columns=False,
-                   allow_partial_qualification=True, identify=False, quote_identifiers=False)
-    with contextlib.suppress(SqlglotError):  # pruning needs resolved stars; without it every column counts
-        tree = pushdown_projections(tree)
-    return {(table, column.lower()) for table, column in source_columns(tree)}
-
-
-def with_source_columns(dp: dpjson.DataProduct, db: dpjson.Database, dialect: str) -> dpjson.DataProduct:
-    """The data product with every derived column's source_columns listed (read from its provenance SQL
-    with the database's schema where the file left them empty)."""
-    tables = []
-    for table in dp.tables:
-        derived = []
-        for d in table.derived_columns:
-            if not d.source_columns:
-                with contextlib.suppress(DptoolError, SqlglotError):  # unreadable: it reads nothing we can name
-                    sources = tuple(sorted(question_columns(d.provenance, db, dialect)))
-                    d = dpjson.DerivedColumn(d.name, d.provenance, sources, d.description)
-            derived.append(d)
-        tables.append(dpjson.DPTable(table.name, table.columns, tuple(derived)))
-    return dpjson.DataProduct(dp.id, dp.db_id, dp.request, tuple(tables), dp.questions, dp.dbt_models)
+    schema = db.schema()
+    try:
+        tree = qualified(column.provenance, db, dialect, strict=True)
+    except DptoolError as exc:
+        if not trusted:
+            return ReadColumn(column.name, None, frozenset(), None, problem=str(exc))
+        return ReadColumn(column.name, normalized_ast(column.provenance, dialect, schema),
+                          frozenset(column.source_columns), None)
+    if not tables_read(tree, db):
+        if not trusted:
+            return ReadColumn(column.name, None, frozenset(), None, problem=f"reads no table of database {db.id!r}")
+        return ReadColumn(column.name, normalized_ast(column.provenance, dialect, schema), frozenset(), None)
+    copy, keys = copied_column(tree, db, dialect) or (None, set())
+    return ReadColumn(column.name, normalized_ast(column.provenance, dialect, schema), frozenset(columns_read(tree)),
+                      copy, frozenset(keys))
 
 
 @dataclass
@@ -176,12 +197,22 @@ class DPScore:
     answerable: int
     pairs: list[tuple[str, str, float]] = field(default_factory=list)  # (predicted, gold, similarity)
     missing: list[str] = field(default_factory=list)  # per unanswerable question, the columns it lacks
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # (predicted derived column, why it scores 0)
+    copies: list[tuple[str, str]] = field(default_factory=list)  # (predicted "derived" column, table.column)
 
 
 @dataclass
 class Report:
     scores: list[DPScore]
     unmatched: list[str]  # predicted data products with no gold
+    db_columns: dict[str, int] = field(default_factory=dict)  # the gold data products' databases: columns
+    hard_min_columns: int = HARD_MIN_COLUMNS
+
+    def empty_hard(self) -> str:
+        """Why the Hard subset is empty, in one line."""
+        sizes = ", ".join(f"{db} {n}" for db, n in sorted(self.db_columns.items()))
+        return (f"Hard subset: empty (no data product is built over a database of ≥ {self.hard_min_columns} "
+                f"columns; columns per database: {sizes or 'none'})")
 
     def summary(self, hard_only: bool = False) -> dict:
         """Macro averages (and the number of data products each is over) for the whole set or Hard."""
@@ -199,6 +230,7 @@ class Report:
 
     def to_dict(self) -> dict:
         return {"all": self.summary(), "hard": self.summary(hard_only=True), "unmatched_predictions": self.unmatched,
+                "hard_min_columns": self.hard_min_columns, "database_columns": self.db_columns,
                 "data_products": [asdict(s) for s in self.scores]}
 
 
@@ -214,17 +246,19 @@ def score(pred: dpjson.Document, gold: dpjson.Document, hard_min_columns: int = 
         p = by_id.get(g.id) or dpjson.DataProduct(g.id, g.db_id, "", ())
         scores.append(_score_one(p, pred.dialect, g, gold.dialect, db, hard_min_columns))
     unmatched = sorted(set(by_id) - {g.id for g in gold.data_products})
-    return Report(scores, unmatched)
+    sizes = {g.db_id: gold.databases[g.db_id].n_columns for g in gold.data_products}
+    return Report(scores, unmatched, sizes, hard_min_columns)
 
 
 def _score_one(p: dpjson.DataProduct, p_dialect: str, g: dpjson.DataProduct, g_dialect: str,
                db: dpjson.Database, hard_min_columns: int) -> DPScore:
-    schema = db.schema()
-    p, g = with_source_columns(p, db, p_dialect), with_source_columns(g, db, g_dialect)
-    p_derived, g_derived = p.derived_columns(), g.derived_columns()
-    total, pairs = derived_pairing([_ast(d, p_dialect, schema, p.id) for d in p_derived],
-                                   [_ast(d, g_dialect, schema, g.id) for d in g_derived])
-    have = p.columns_with_provenance()
+    p_read = [read_derived(d, db, p_dialect) for d in p.derived_columns()]
+    g_read = [_gold_derived(d, db, g_dialect, g.id) for d in g.derived_columns()]
+    p_derived, g_derived = [r for r in p_read if r.copy is None], [r for r in g_read if r.copy is None]
+    p_columns = p.columns().union(*({r.copy, *r.keys} for r in p_read if r.copy))
+    g_columns = g.columns().union(*({r.copy, *r.keys} for r in g_read if r.copy))
+    have = p_columns.union(*(r.sources for r in p_derived))
+    total, pairs = derived_pairing([r.ast for r in p_derived], [r.ast for r in g_derived])
     answerable, missing = 0, []
     for q in g.questions:
         lacking = question_columns(q.sql, db, g_dialect) - have
@@ -234,15 +268,17 @@ def _score_one(p: dpjson.DataProduct, p_dialect: str, g: dpjson.DataProduct, g_d
             answerable += 1
     return DPScore(
         dp_id=g.id, db_id=g.db_id, hard=db.n_columns >= hard_min_columns,
-        non_derived=set_prf(p.columns(), g.columns()),
-        with_provenance=set_prf(have, g.columns_with_provenance()),
+        non_derived=set_prf(p_columns, g_columns),
+        with_provenance=set_prf(have, g_columns.union(*(r.sources for r in g_derived))),
         derived=prf(total, len(p_derived), len(g_derived)),
         questions=len(g.questions), answerable=answerable,
-        pairs=[(p_derived[i].name, g_derived[j].name, s) for i, j, s in pairs], missing=missing)
+        pairs=[(p_derived[i].name, g_derived[j].name, s) for i, j, s in pairs], missing=missing,
+        rejected=[(r.name, r.problem) for r in p_read if r.problem],
+        copies=[(r.name, f"{r.copy[0]}.{r.copy[1]}") for r in p_read if r.copy])
 
 
-def _ast(column: dpjson.DerivedColumn, dialect: str, schema: dict, dp_id: str) -> exp.Expression:
+def _gold_derived(column: dpjson.DerivedColumn, db: dpjson.Database, dialect: str, dp_id: str) -> ReadColumn:
     try:
-        return normalized_ast(column.provenance, dialect, schema)
+        return read_derived(column, db, dialect, trusted=True)
     except DptoolError as exc:
-        raise DptoolError(f"data product {dp_id!r}, derived column {column.name!r}: {exc}") from None
+        raise DptoolError(f"gold data product {dp_id!r}, derived column {column.name!r}: {exc}") from None

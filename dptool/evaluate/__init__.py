@@ -1,8 +1,9 @@
 """Evaluating agents on a bundle: `dptool score`, `dptool answer`, `dptool eval`.
 
 score (a run's accuracy by type, tier, rule type and domain; each answer compared by dptool.answers) ·
-sandbox (the read-only, time- and memory-limited SQL tool) · kb (BM25 over the bundle's kb/) · agent (the
-tool-calling loop over an LLM) · reference (gold-sql, base-sql and empty agents) · report (score.md, report.html).
+sandbox (the read-only, time- and memory-limited SQL tool) · sql_worker (the process that runs its queries) ·
+kb (BM25 over the bundle's kb/) · agent (the tool-calling loop over an LLM) · reference (gold-sql, base-sql and
+empty agents) · report (score.md, report.html).
 
 May import: dptool.answers, dptool.llm (the client), dptool.generate (reference agents derive answers from rows
 with the code that derived the gold), dptool.project, dptool.errors. Nothing in generate imports it.

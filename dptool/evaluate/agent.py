@@ -17,13 +17,13 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 from string import Template
 
 from dptool.errors import DptoolError
 from dptool.evaluate.kb import KnowledgeBase
-from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, Sandbox
+from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
 from dptool.evaluate.score import load_tasks
 from dptool.llm.client import LLM, PROMPTS
 
@@ -83,6 +83,7 @@ class Settings:
     condition: str = "standard"
     max_turns: int = MAX_TURNS
     sql_timeout: float = DEFAULT_TIMEOUT
+    sql_memory_mb: int = DEFAULT_MEMORY_MB
     max_rows: int = DEFAULT_MAX_ROWS
     prompt_version: str = PROMPT_VERSION
     tasks_sha256: str = ""
@@ -99,7 +100,7 @@ class Agent:
         self.settings = settings
         self.prompts = load_prompts(settings.prompt_version)
         self.sandbox = Sandbox(self.bundle / "warehouse.duckdb", timeout=settings.sql_timeout,
-                               max_rows=settings.max_rows)
+                               max_rows=settings.max_rows, memory_mb=settings.sql_memory_mb)
         no_rule = settings.condition == "no-rule"
         self.kb = KnowledgeBase(self.bundle / "kb", only=("metrics.md",) if no_rule else None)
         self.system = Template(self.prompts["system"]).substitute(
@@ -130,7 +131,20 @@ class Agent:
                                                          format=format_hint(task, self.prompts))
 
     def call_tool(self, name: str, arguments: dict) -> str:
-        """A tool's output as the agent sees it; errors are text starting with "error:", never raised."""
+        """A tool's output as the agent sees it; errors are text starting with "error:", never raised.
+
+        Only DptoolError passes (the warehouse cannot be opened at all): the run stops, resumable, with one line.
+        """
+        try:
+            return self._call_tool(name, arguments)
+        except DptoolError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a tool's failure is the agent's to see, never a crash of the run
+            return f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+
+    def _call_tool(self, name: str, arguments: dict) -> str:
+        if not isinstance(arguments, dict):
+            return f"error: the arguments of {name} must be a JSON object"
         if name == "run_sql":
             sql = arguments.get("sql")
             return self.sandbox.run(sql) if isinstance(sql, str) else "error: run_sql needs a 'sql' string argument"
@@ -144,6 +158,7 @@ class Agent:
         """Run the loop on one task: at most max_turns LLM calls, stopping at the first <answer>."""
         messages = [{"role": "system", "content": self.system},
                     {"role": "user", "content": self.task_prompt(task)}]
+        self.sandbox.new_session()  # nothing a query of the last task did is seen by this one
         answer, stop, turns, tool_calls = None, "max_turns", 0, 0
         before = self.llm.usage.get(STAGE)
         tokens_before = (before.prompt_tokens, before.completion_tokens) if before else (0, 0)
@@ -203,7 +218,9 @@ def prepare_run(out: Path, settings: Settings) -> None:
     path = out / "run.json"
     mine = asdict(settings)
     if path.is_file():
-        theirs = json.loads(path.read_text(encoding="utf-8"))
+        # a setting added since that run was written had its default then
+        defaults = {f.name: f.default for f in fields(Settings) if f.default is not MISSING}
+        theirs = {**defaults, **json.loads(path.read_text(encoding="utf-8"))}
         differ = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
         if differ:
             k = differ[0]

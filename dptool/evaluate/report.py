@@ -133,7 +133,10 @@ _CSS = """body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;colo
 margin:2rem auto;padding:0 1rem}h1{font-size:1.5rem;margin-bottom:.2rem}.big{font-size:2.4rem;font-weight:700;
 color:#2f6fb3}.muted{color:#6b7785}section{margin:2rem 0}table{border-collapse:collapse;width:100%;margin-top:.5rem}
 th,td{text-align:left;padding:.3rem .6rem;border-bottom:1px solid #e6ebf1;vertical-align:top}td.n{text-align:right}
-.ok{color:#1e7b34}.no{color:#b3261e}.charts{display:flex;flex-wrap:wrap;gap:2rem}"""
+.ok{color:#1e7b34}.no{color:#b3261e}.charts{display:flex;flex-wrap:wrap;gap:2rem}
+article.wrong{border-top:1px solid #e6ebf1;padding:.4rem 0}article.wrong h3{font-size:1rem;margin:.4rem 0}
+p.q{margin:.2rem 0;font-weight:500}article.wrong td{width:50%}pre{margin:0;white-space:pre-wrap;word-break:break-word;
+font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}"""
 
 
 def html(report: dict, title: str) -> str:
@@ -152,6 +155,10 @@ def html(report: dict, title: str) -> str:
         body = "".join(f"<tr><td>{escape(kind)}</td><td class=n>{n}</td></tr>" for kind, n in report["reasons"].items())
         tables.append(f"<section><h2>Why answers were wrong</h2><table><tr><th>kind</th><th>tasks</th></tr>{body}"
                       f"</table></section>")
+    wrong = [r for r in report["results"] if not r["correct"]]
+    if wrong:
+        tables.append(f"<section><h2>Wrong answers ({len(wrong)})</h2>"
+                      + "".join(_wrong_answer(r, report["against"]) for r in wrong) + "</section>")
     tasks = "".join(
         f"<tr><td>{escape(r['task_id'])}</td><td>{escape(r['analysis_type'])}</td><td>{escape(r['tier'])}</td>"
         f"<td class={'ok' if r['correct'] else 'no'}>{'✓' if r['correct'] else '✗'}</td>"
@@ -163,6 +170,26 @@ def html(report: dict, title: str) -> str:
             f"<section class=charts>\n{chr(10).join(charts)}\n</section>\n{''.join(tables)}\n"
             f"<section><h2>Tasks</h2><table><tr><th>task</th><th>analysis type</th><th>tier</th><th></th>"
             f"<th>reason</th></tr>{tasks}</table></section>\n</body></html>\n")
+
+
+SHOWN_CHARS = 2000  # of an answer or a gold on the page; score.json has them whole
+
+
+def _wrong_answer(r: dict, against: str) -> str:
+    """One wrong task: its question, the expected answer and the given one, side by side, escaped."""
+    given = "no answer" if r.get("answer") is None else _shown(r["answer"])
+    return (f"<article class=wrong><h3>{escape(r['task_id'])} <span class=muted>{escape(r['analysis_type'])}, "
+            f"{escape(r['tier'])}</span></h3><p class=q>{escape(r.get('question') or '(no question)')}</p>"
+            f"<table><tr><th>{escape(against)}</th><th>given</th></tr><tr><td><pre>{escape(_shown(r.get('expected')))}"
+            f"</pre></td><td><pre>{escape(given)}</pre></td></tr></table>"
+            f"<p class=no>{escape(r['reason'])}</p></article>")
+
+
+def _shown(value) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True)
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return text[:SHOWN_CHARS] + f"… ({len(text) - SHOWN_CHARS:,} characters more in score.json)"
 
 
 def _rows(group: dict[str, dict]) -> list[tuple[str, int, float | None]]:

@@ -1,23 +1,30 @@
-"""The SQL sandbox of agents: one read-only query per call, a time limit and a row cap (DESIGN §6).
+"""The SQL sandbox of agents: one read-only query per call, with a size, time and memory limit (DESIGN §6).
 
-Two walls. First, sqlglot: a statement runs only when it parses as exactly one SELECT/WITH query that
+Three walls. First, sqlglot: a statement runs only when it parses as exactly one SELECT/WITH query that
 reads nothing but tables, CTEs and `range`/`generate_series`; everything else is refused with a
 one-line error the agent sees. Second, DuckDB itself: the file is opened read-only, with file and
 network access, extension loading and configuration changes disabled, so a statement that slipped
-past the parser still cannot write, read files or change settings.
+past the parser still cannot write, read files or change settings. Third, a child process
+(`dptool.evaluate.sql_worker`) per task: parsing and execution run there under the time limit (DuckDB's
+interrupt first, then the process is killed), its address space is capped, and no session state
+(`setseed()`, ...) carries from one task to the next.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
+import queue
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import sqlglot
 from sqlglot import exp
 
@@ -25,13 +32,15 @@ from dptool.errors import DptoolError
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_ROWS = 100
+DEFAULT_MEMORY_MB = 1024
+THREADS = 2  # DuckDB threads per query: agents' queries are small, and every thread costs memory
+MAX_SQL_CHARS = 50_000  # checked before parsing: sqlglot spends seconds on a text of megabytes
+MAX_GRACE = 0.5  # seconds a query may take to obey DuckDB's interrupt before its process is killed
+EXIT_STUCK = 3  # a worker's own exit code when a query ignored the interrupt and the parent was gone
+START_TIMEOUT = 120.0  # seconds for a worker to import DuckDB and open the warehouse on a busy machine
 MAX_CELL_CHARS = 200
 MAX_OUTPUT_CHARS = 20_000
 ONLY = "run_sql takes exactly one read-only SELECT or WITH query"
-
-# DuckDB settings of the agent's connection: the second wall behind the parser
-CONNECTION_CONFIG = {"enable_external_access": False, "autoinstall_known_extensions": False,
-                     "autoload_known_extensions": False, "lock_configuration": True}
 
 _STATEMENTS: list[tuple[tuple[type, ...], str]] = [
     ((exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.TruncateTable), "writes data"),
@@ -78,10 +87,20 @@ def _first_word(sql: str) -> str:
     return words[0].upper().strip(";") if words else ""
 
 
+def too_long(sql: str) -> str | None:
+    """The refusal of a SQL text over MAX_SQL_CHARS, or None."""
+    if len(sql) > MAX_SQL_CHARS:
+        return f"refused: the SQL is {len(sql):,} characters, at most {MAX_SQL_CHARS:,}; {ONLY} of a usual size"
+    return None
+
+
 def check_sql(sql: str) -> exp.Query:
     """The parsed query when `sql` is exactly one read-only query; Refused (with the reason) otherwise."""
     if not sql or not sql.strip():
         raise Refused(f"refused: empty SQL; {ONLY}")
+    refusal = too_long(sql)
+    if refusal:
+        raise Refused(refusal)
     try:
         with _quiet_sqlglot():
             statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
@@ -92,11 +111,25 @@ def check_sql(sql: str) -> exp.Query:
         first = exc.errors[0] if exc.errors else {}
         where = f" at line {first.get('line')}, column {first.get('col')}" if first else ""
         raise Refused(f"cannot parse SQL{where}: {first.get('description') or 'syntax error'}") from None
+    except sqlglot.errors.TokenError as exc:  # an unclosed quote or comment
+        word = _first_word(sql)
+        if word in _COMMANDS:
+            raise Refused(f"refused: {word} {_COMMANDS[word]}; {ONLY}") from None
+        raise Refused(f"cannot parse SQL: {' '.join(str(exc).split())[:200]} (an unclosed quote or comment?)") from None
+    except RecursionError:
+        raise Refused("cannot parse SQL: nested too deeply; flatten the parentheses or use a CTE") from None
     if not statements:
         raise Refused(f"refused: empty SQL; {ONLY}")
     if len(statements) != 1:
         raise Refused(f"refused: {len(statements)} statements; {ONLY} per call")
     tree = statements[0]
+    try:
+        return _check_tree(sql, tree)
+    except RecursionError:
+        raise Refused("cannot parse SQL: nested too deeply; flatten the parentheses or use a CTE") from None
+
+
+def _check_tree(sql: str, tree: exp.Expression) -> exp.Query:
     if not isinstance(tree, exp.Query):
         word = _first_word(sql)
         if word in ("", "WITH") or not word.isalpha():  # WITH x AS (...) INSERT ...: name the statement
@@ -138,66 +171,162 @@ class Result:
     truncated: bool
 
 
-class Sandbox:
-    """The warehouse of a bundle, opened read-only for an agent."""
+def stopped_message(timeout: float) -> str:
+    return f"query stopped after {timeout:g} s (the time limit); make it cheaper: filter, aggregate or add LIMIT"
 
-    def __init__(self, path: str | Path, *, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS):
+
+class Sandbox:
+    """The warehouse of a bundle, opened read-only for an agent in a worker process.
+
+    `run(sql)` gives what the agent sees. `new_session()` starts the next task on a fresh worker, so nothing
+    one task did (a seed, a cached plan) is there for the next.
+    """
+
+    def __init__(self, path: str | Path, *, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS,
+                 memory_mb: int = DEFAULT_MEMORY_MB, threads: int = THREADS):
         self.path = Path(path)
         self.timeout = timeout
+        self.grace = min(MAX_GRACE, timeout / 4)
         self.max_rows = max_rows
+        self.memory_mb = memory_mb
+        self.threads = threads
         if not self.path.is_file():
             raise DptoolError(f"{self.path}: warehouse not found; expected a bundle written by `dptool generate`")
-        try:
-            self.con = duckdb.connect(str(self.path), read_only=True, config=CONNECTION_CONFIG)
-        except duckdb.Error as exc:
-            raise DptoolError(f"{self.path}: cannot open ({' '.join(str(exc).split())})") from None
+        self._worker: _Worker | None = None
+        self._used = False
+        self._start()
+        self.ready()  # a warehouse that cannot be opened is the user's error, said now
 
-    def query(self, sql: str) -> Result:
-        """Run one checked query; Refused when it is not allowed, fails or runs out of time."""
-        check_sql(sql)
-        # a watchdog, not a DuckDB setting: DuckDB has no per-statement timeout
-        watchdog = threading.Timer(self.timeout, self.con.interrupt)
-        watchdog.start()
-        try:
-            cursor = self.con.execute(sql)
-            columns = [d[0] for d in cursor.description or []]
-            rows = cursor.fetchmany(self.max_rows + 1)
-        except duckdb.InterruptException:
-            raise Refused(f"query stopped after {self.timeout:g} s (the time limit); "
-                          f"make it cheaper: filter, aggregate or add LIMIT") from None
-        except duckdb.Error as exc:
-            raise Refused(" ".join(str(exc).split())[:500]) from None
-        finally:
-            watchdog.cancel()
-        return Result(columns, rows[: self.max_rows], len(rows) > self.max_rows)
+    def _start(self) -> None:
+        self._worker = _Worker([sys.executable, "-m", "dptool.evaluate.sql_worker", str(self.path),
+                                "--timeout", repr(self.timeout), "--grace", repr(self.grace),
+                                "--max-rows", str(self.max_rows), "--memory-mb", str(self.memory_mb),
+                                "--threads", str(self.threads)])
+        self._used = False
+
+    def _stop(self) -> None:
+        if self._worker is not None:
+            self._worker.kill()
+            self._worker = None
+
+    def ready(self) -> None:
+        """Wait until the worker has opened the warehouse (starting one if needed); DptoolError if it cannot."""
+        if self._worker is None:
+            self._start()
+        problem = self._worker.wait_ready(START_TIMEOUT)
+        if problem is not None:
+            self._stop()
+            raise DptoolError(f"{self.path}: cannot open ({problem})")
+
+    def new_session(self) -> None:
+        """Forget every query run so far: the next one runs on a fresh connection in a fresh process."""
+        if self._used or self._worker is None:
+            self._stop()
+            self._start()  # imports while the agent thinks
 
     def run(self, sql: str) -> str:
-        """The tool output an agent sees: a text table, or one line starting with "error:"."""
-        try:
-            result = self.query(sql)
-        except Refused as exc:
-            return f"error: {exc}"
-        return render(result, self.max_rows)
+        """The tool output an agent sees: a text table, or one line starting with "error:".
+
+        Raises only DptoolError, when no SQL worker can start at all (a broken installation).
+        """
+        if not isinstance(sql, str):
+            return "error: run_sql needs a 'sql' string argument"
+        refusal = too_long(sql)
+        if refusal:
+            return f"error: {refusal}"
+        self.ready()
+        self._used = True
+        worker = self._worker
+        reply = worker.ask({"sql": sql}, self.timeout + self.grace)
+        if isinstance(reply, str):
+            return reply
+        # no answer in time: the query ignored the interrupt; or the worker died. Either way the next one is fresh
+        code = worker.kill(wait=1.0 if reply is _GONE else 0.0)
+        self._start()
+        if reply is _TIMED_OUT or code == EXIT_STUCK:
+            return f"error: {stopped_message(self.timeout)}"
+        return (f"error: the SQL engine died on this query (exit code {code}); nothing was changed; "
+                f"make it cheaper or simpler")
 
     def schema(self) -> str:
         """The tables an agent may query, one line each: schema.table(column TYPE, ...)."""
-        rows = self.con.execute(
-            "select table_schema, table_name, column_name, data_type from information_schema.columns "
-            "where table_schema not in ('information_schema', 'pg_catalog') "
-            "order by table_schema, table_name, ordinal_position").fetchall()
-        tables: dict[str, list[str]] = {}
-        for schema, table, column, dtype in rows:
-            tables.setdefault(f"{schema}.{table}", []).append(f"{column} {dtype}")
-        return "\n".join(f"- {name}({', '.join(cols)})" for name, cols in tables.items())
+        self.ready()
+        reply = self._worker.ask({"schema": True}, START_TIMEOUT)
+        if not isinstance(reply, str) or reply.startswith("error:"):
+            raise DptoolError(f"{self.path}: cannot read the tables "
+                              f"({reply if isinstance(reply, str) else 'the SQL worker stopped'})")
+        return reply
 
     def close(self) -> None:
-        self.con.close()
+        self._stop()
 
     def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+_TIMED_OUT, _GONE = object(), object()
+
+
+class _Worker:
+    """One `sql_worker` process: requests written to its stdin, replies read by a thread from its stdout."""
+
+    def __init__(self, command: list[str]):
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
+        self.replies: queue.Queue[dict | None] = queue.Queue()
+        self.state: str | None = None  # None while starting, then "" (ready) or the reason it could not start
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        with self.proc.stdout:
+            for line in self.proc.stdout:
+                try:
+                    self.replies.put(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+        self.replies.put(None)  # end of output: the process is gone
+
+    def wait_ready(self, timeout: float) -> str | None:
+        """None once the worker has opened the warehouse, else why it could not."""
+        if self.state is None:
+            try:
+                first = self.replies.get(timeout=timeout)
+            except queue.Empty:
+                first = {"error": f"the SQL worker did not start within {timeout:g} s"}
+            if first is None:
+                first = {"error": f"the SQL worker exited with code {self.proc.wait()}"}
+            self.state = "" if first.get("ready") else first.get("error", "the SQL worker did not start")
+        return self.state or None
+
+    def ask(self, request: dict, timeout: float) -> str | object:
+        """The worker's reply to one request; _TIMED_OUT when none came within `timeout` s, _GONE if it died."""
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+        except OSError:
+            return _GONE
+        try:
+            reply = self.replies.get(timeout=timeout)
+        except queue.Empty:
+            return _TIMED_OUT
+        return _GONE if reply is None else str(reply.get("output"))
+
+    def kill(self, wait: float = 0.0) -> int | None:
+        """End the process (after `wait` s for it to end by itself); its own exit code, None if it was killed."""
+        try:
+            code = self.proc.wait(timeout=wait) if wait else self.proc.poll()
+        except subprocess.TimeoutExpired:
+            code = None
+        if code is None:
+            self.proc.kill()
+            # a process that held gigabytes takes a while to be torn down: reaped aside, not waited for
+            threading.Thread(target=self.proc.wait, daemon=True).start()
+        with contextlib.suppress(OSError):  # stdout is closed by its reader thread's end of file
+            self.proc.stdin.close()
+        return code
 
 
 def _cell(value) -> str:

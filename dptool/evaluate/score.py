@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dptool.answers import compare
+from dptool.answers import DuplicateKeys, Malformed, compare, read_json
 from dptool.errors import DptoolError
 
 TIERS = ("knowledge", "knowledge+analytics", "knowledge+analytics+rule")
@@ -21,7 +21,7 @@ def load_tasks(bundle: str | Path) -> list[dict]:
     if not path.is_file():
         raise DptoolError(f"{bundle}: no tasks.jsonl; expected a bundle written by `dptool generate`")
     tasks = []
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for i, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), 1):
         if line.strip():
             try:
                 tasks.append(json.loads(line))
@@ -39,27 +39,40 @@ class Answers:
 
 
 def load_answers(path: str | Path) -> Answers:
-    """Read an answers JSONL file: {"task_id": ..., "answer": JSON or text, "transcript": optional}."""
+    """Read an answers JSONL file: {"task_id": ..., "answer": JSON or text, "transcript": optional}.
+
+    A byte order mark is no part of the first line. A key twice in any object of an answer makes that answer
+    malformed, and "answer" twice in a record too: json's last-wins would pick one of two claims.
+    """
     path = Path(path)
     if not path.is_file():
         raise DptoolError(f"{path}: answers file not found")
     by_task: dict[str, Any] = {}
     problems = []
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open(path, encoding="utf-8-sig", errors="replace") as f:
         for i, line in enumerate(f, 1):
+            line = line.lstrip("\ufeff")  # a file glued from several, each with its mark
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
+                record = read_json(line)
+            except (ValueError, RecursionError):
                 problems.append(f"line {i}: not JSON")
+                continue
+            twice = record.keys_twice if isinstance(record, DuplicateKeys) else ()
+            if "task_id" in twice:
+                problems.append(f"line {i}: the key 'task_id' twice")
                 continue
             if not isinstance(record, dict) or not isinstance(record.get("task_id"), str):
                 problems.append(f"line {i}: no task_id")
                 continue
-            if record["task_id"] in by_task:
-                problems.append(f"line {i}: a second answer for {record['task_id']} (the last one counts)")
-            by_task[record["task_id"]] = record.get("answer")
+            task_id, answer = record["task_id"], record.get("answer")
+            if "answer" in twice:
+                problems.append(f"line {i}: the key 'answer' twice (the answer is malformed)")
+                answer = Malformed("malformed answer: the key 'answer' twice in its record")
+            if task_id in by_task:
+                problems.append(f"line {i}: a second answer for {task_id} (the last one counts)")
+            by_task[task_id] = answer
     return Answers(by_task, problems)
 
 
@@ -92,6 +105,9 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold") -> dict
             "correct": verdict.correct,
             "reason": verdict.reason,
             "kind": verdict.kind,
+            "question": task.get("question", ""),
+            "expected": task.get(against),
+            "answer": answers.by_task.get(task["task_id"]),
         })
     known = {t["task_id"] for t in tasks}
     return {

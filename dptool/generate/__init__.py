@@ -1,6 +1,6 @@
 """The DI-Bench pipeline of `dptool generate`, a module per stage; pipeline runs them in this order:
 
- 1. load         dptool.project.prepare (manifest -> catalog)
+ 1. load         dptool.project.prepare (manifest -> catalog), proofs (the catalog-level rule proofs read back)
  2. graph        graph (the artifact linkage graph), graph_draw (its picture)
  3. sample       profile (dimension values and months), sample (skeletons, the five scorers, MMR)
  4. probe        probe (where each skeleton's rules change its metric; nothing built)

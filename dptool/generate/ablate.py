@@ -54,9 +54,10 @@ def pairings(tasks: list[dict], catalog: Catalog, seed: int, limit: int | None =
     return out
 
 
-def _model_sql(p: dict) -> str:
+def _model_sql(p: dict, catalog: Catalog) -> str:
     spec = p["spec"]
-    args = [f"metric={json.dumps(spec['metric'])}", f"rules={json.dumps([p['rule']])}",
+    rules = catalog.rules_argument(spec["metric"], [p["rule"]]) if spec["metric"] in catalog.metrics else [p["rule"]]
+    args = [f"metric={json.dumps(spec['metric'])}", f"rules={json.dumps(rules)}",
             f"where={json.dumps(spec['where'], ensure_ascii=False)}", f"group_by={json.dumps(spec['group_by'])}",
             f"shape={json.dumps(spec['shape'])}"]
     for key in ("k", "min_rows"):
@@ -80,7 +81,7 @@ def run_pairing(project: DbtProject, catalog: Catalog, tasks: list[dict], seed: 
     try:
         for i, p in enumerate(plan, start=1):
             p["model"] = f"a_{i:04d}"
-            (folder / f"{p['model']}.sql").write_text(_model_sql(p), encoding="utf-8")
+            (folder / f"{p['model']}.sql").write_text(_model_sql(p, catalog), encoding="utf-8")
         results = project.run("build", "--select", "tag:dptool_ablation")
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -6,6 +6,7 @@ import math
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from dptool.generate.instantiate import Candidate
+from dptool.generate.profile import plain
 from dptool.project.catalog import Metric
 
 DIGITS = 6  # answers keep six decimals: float noise below that is not part of the answer
@@ -22,7 +23,8 @@ def answer(c: Candidate, metric: Metric, columns: list[str], rows: list[tuple]) 
     """
     by_variant: dict[str, list[dict]] = {"base": [], "gold": []}
     for row in rows:
-        record = dict(zip(columns, row, strict=True))
+        # as the slice holds values (a DECIMAL group key is a float there), and as JSON can write them
+        record = {c: v if c == "period" else plain(v) for c, v in zip(columns, row, strict=True)}
         by_variant[record.pop("variant")].append(record)
     fmt = {"unit": metric.unit, "format": metric.format}
     kind = c.analysis_type
@@ -30,8 +32,8 @@ def answer(c: Candidate, metric: Metric, columns: list[str], rows: list[tuple]) 
         gold, base = ({"value": _single(by_variant[v])} for v in ("gold", "base"))
         return _task(gold, base, {"type": "value", **fmt}, metric)
     if kind == "ranking":
-        gold = _ranking(by_variant["gold"], c.group_by[0], strict=True)
-        base = _ranking(by_variant["base"], c.group_by[0], strict=False)
+        gold = _ranking(by_variant["gold"], c.group_by[0], strict=True, k=c.k)
+        base = _ranking(by_variant["base"], c.group_by[0], strict=False, k=c.k)
         return _task(gold, base, {"type": "ranking", "key": c.group_by[0], "k": c.k, **fmt}, metric)
     if kind == "threshold_crossing":
         gold, base = (_single(by_variant[v]) for v in ("gold", "base"))
@@ -40,7 +42,7 @@ def answer(c: Candidate, metric: Metric, columns: list[str], rows: list[tuple]) 
                      {"type": "threshold", "comparison": "exceeds", **fmt}, metric)
     if kind == "trend_analysis":
         gold, base = (_trend(by_variant[v], c.encoding) for v in ("gold", "base"))
-        return _task(gold, base, {"type": "trend", "grain": "month", **fmt}, metric)
+        return _task(gold, base, {"type": "trend", "grain": "month", "flat_band_pct": FLAT_BAND_PCT, **fmt}, metric)
     if kind == "comparison":
         key = c.group_by[0]
         gold, base = (_comparison(by_variant[v], key, c.slice["groups"]) for v in ("gold", "base"))
@@ -57,8 +59,16 @@ def answer(c: Candidate, metric: Metric, columns: list[str], rows: list[tuple]) 
 
 
 ALPHA = 0.05
-FLAT_PCT = 1.0  # a total change within ±1 % is no trend
 TEST_NAME = "Welch's t-test (two-tailed)"
+# A trend's direction is the sign of the least-squares line through the monthly values, flat when the line
+# changes by less than FLAT_BAND_PCT of the average monthly value from the first month to the last. First
+# against last month alone turns on two noisy points; the line reads every month. A series whose line ends
+# within BORDER_PCT points of the band's edge is no task: rounding could put it on either side.
+FLAT_BAND_PCT = 5.0
+BORDER_PCT = 0.5
+TREND_RULE = (f"the least-squares line through the monthly values decides: flat when it changes by less than "
+              f"{FLAT_BAND_PCT:g}% of the average monthly value from the first month to the last, else increasing "
+              "or decreasing as it rises or falls")
 
 
 def period_label(value, encoding: str = "") -> str:
@@ -82,8 +92,24 @@ def _trend(records: list[dict], encoding: str) -> dict:
     peak = max(series, key=lambda p: (p[1], p[0]))
     if sum(1 for _, v in series if v == peak[1]) > 1:
         raise NotScorable("two periods share the peak value")
-    direction = "flat" if abs(change) < FLAT_PCT else ("increasing" if change > 0 else "decreasing")
-    return {"direction": direction, "total_change_pct": change, "peak_period": peak[0]}
+    return {"direction": trend_direction(series), "total_change_pct": change, "peak_period": peak[0]}
+
+
+def trend_direction(series: list[tuple[str, float]]) -> str:
+    """increasing, decreasing or flat by TREND_RULE, from (YYYY-MM, value) pairs in order."""
+    xs = [int(p[:4]) * 12 + int(p[5:7]) for p, _ in series]  # months, so a month without rows keeps its place
+    ys = [v for _, v in series]
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    if mean_y == 0:
+        raise NotScorable("the average monthly value is 0: the flat band has no width")
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / \
+        sum((x - mean_x) ** 2 for x in xs)
+    line_change_pct = slope * (xs[-1] - xs[0]) / abs(mean_y) * 100
+    if abs(abs(line_change_pct) - FLAT_BAND_PCT) < BORDER_PCT:
+        raise NotScorable("the trend line ends at the edge of the flat band: its direction is a coin toss")
+    if abs(line_change_pct) < FLAT_BAND_PCT:
+        return "flat"
+    return "increasing" if line_change_pct > 0 else "decreasing"
 
 
 def _by_group(records: list[dict], key: str) -> dict:
@@ -154,9 +180,11 @@ def _single(records: list[dict]) -> float:
     return _number(records[0]["value"])
 
 
-def _ranking(records: list[dict], key: str, strict: bool) -> list[dict]:
+def _ranking(records: list[dict], key: str, strict: bool, k: int | None = None) -> list[dict]:
     if not records:
         raise NotScorable("the ranking is empty")
+    if k is not None and len(records) < k:  # the question asks for k: fewer groups qualify
+        raise NotScorable("fewer groups qualify than the ranking asks for")
     ordered = [{key: r[key], "value": _number(r["value"])} for r in sorted(records, key=lambda r: r["rank"])]
     values = [r["value"] for r in ordered]
     if strict and len(set(values)) < len(values):

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from dptool.errors import DptoolError
+from dptool.generate.sample import ANALYSIS_TYPES
 from dptool.outdir import BUNDLE, check_replaceable, publish, staging_folder
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import Connection
@@ -93,7 +94,7 @@ def write_kb(folder: Path, catalog: Catalog) -> None:
     rules.mkdir(parents=True)
     for rule_id, rule in sorted(catalog.rules.items()):
         (rules / f"{rule_id}.md").write_text(f"# {rule.title}\n\n{rule.document.strip()}\n", encoding="utf-8")
-    lines = ["# Metric catalog", ""]
+    lines = ["# Metric catalog", "", *METRICS_PREAMBLE, ""]
     for _, m in sorted(catalog.metrics.items()):
         tables = ", ".join(sorted(catalog.tables[t].name for t in m.tables))
         lines += [
@@ -104,22 +105,48 @@ def write_kb(folder: Path, catalog: Catalog) -> None:
             f"- Formula: {m.formula}",
             f"- Unit: {m.unit or '—'} ({m.format})",
             f"- Tables: {tables}",
+            period_line(m, catalog),
+            f"- Row grain: {m.grain} (one row each: counts, sums and averages run over these rows)",
         ]
-        if m.components:
-            lines.append(f"- Components: {', '.join(catalog.metrics[c].label for c in m.components)}")
+        if m.duration:
+            lines.append(f"- Durations: {m.duration}")
+        if m.components:  # how a composite combines its components: their labels and its formula
+            labels = [catalog.metrics[c].label for c in m.components]
+            named = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+            lines.append(f"- Components: {named}, combined as {m.formula}")
         if m.description:
             lines += ["", m.description.strip()]
         lines.append("")
     (folder / "metrics.md").write_text("\n".join(lines), encoding="utf-8")
 
 
+METRICS_PREAMBLE = (
+    "Each metric says which date places a row in a period (`Period`): a question about a month, a quarter,",
+    "a half or a year takes the rows whose date falls in it, and a month-by-month trend groups the rows by",
+    "the calendar month of that date. `Row grain` is what one row of the metric is.",
+)
+
+
+def period_line(metric, catalog: Catalog) -> str:
+    """`- Period: …`: the date that places a row of the metric in a period, as its model documents it."""
+    if not metric.period:
+        return "- Period: none (the metric's rows carry no date: a question about it covers the whole history)"
+    column = catalog.dimensions[metric.period].column
+    what = metric.period_doc or catalog.dimensions[metric.period].label
+    return f"- Period: `{column}` — {what.rstrip('.')}."
+
+
 def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int, graph_stats: dict,
          seed: int, versions: dict[str, str], domain_graphs: dict[str, dict] | None = None,
-         llm: dict | None = None) -> str:
+         llm: dict | None = None, drops: list[tuple[str, str]] | None = None, min_per_type: int | None = None,
+         proofs=None) -> str:
     """card.md: what the bundle holds and how it was made; byte-stable for the same inputs.
 
     `llm` ({model, prompts, usage, review}) when an LLM phrased and judged: the card then says which
     stages used which model and prompt version, the requests and tokens per stage, and what the judge did.
+    `drops` are (reason, candidate description) of every candidate that did not become a task; with
+    `min_per_type`, the (domain, analysis type) pairs left below it are listed; `proofs`
+    (dptool.generate.proofs.ProofFindings) gives the rules that change nothing on the data.
     """
     def table(title: str, counts: Counter) -> list[str]:
         rows = [f"### {title}", "", "| | tasks |", "| --- | ---: |"]
@@ -155,6 +182,9 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
         "| --- | ---: |",
         *[f"| {k} | {v} |" for k, v in sorted(rejected.items())],
         "",
+        *_drops_section(drops),
+        *_below_minimum(tasks, catalog, min_per_type),
+        *_proofs_section(proofs, catalog),
         *_llm_section(llm),
         "## Artifact linkage graph",
         "",
@@ -166,6 +196,90 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
         *_graph_by_domain(domain_graphs or {}),
     ]
     return "\n".join(lines)
+
+
+EXAMPLES_PER_REASON = 2
+
+
+def describe(c) -> str:
+    """A candidate as the card names it: metric, analysis type, slice (dimension value or groups, window)."""
+    return _description(c.metric, c.analysis_type, c.dimension_column, c.slice)
+
+
+def describe_task(task: dict) -> str:
+    """A task as the card names it (see `describe`)."""
+    subject = (task.get("metric_ids") or [None])[0] or ", ".join(task.get("rule_ids") or [])
+    return _description(subject, task["analysis_type"], task.get("dimension"), task.get("slice") or {})
+
+
+def _description(subject: str, analysis_type: str, dimension: str | None, slice_: dict) -> str:
+    parts = [subject, analysis_type]
+    if dimension and dimension in slice_:
+        parts.append(f"{dimension} = {slice_[dimension]}")
+    if slice_.get("groups"):
+        parts.append(f"{dimension}: " + " vs ".join(str(g) for g in slice_["groups"]))
+    elif dimension and dimension not in slice_ and analysis_type in ("ranking", "decomposition"):
+        parts.append(f"by {dimension}")
+    if slice_.get("window"):
+        parts.append(slice_["window"]["label"])
+    if slice_.get("withdrawn_rule"):
+        parts.append(f"without {slice_['withdrawn_rule']}")
+    return " · ".join(str(p) for p in parts)
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _drops_section(drops: list[tuple[str, str]] | None) -> list[str]:
+    """Every reason a candidate did not become a task, with its count and two examples."""
+    if drops is None:
+        return []
+    rows = ["### Drops by reason", "",
+            "Every candidate that did not become a task, by reason, with two of them (metric · analysis type · "
+            "slice):", ""]
+    if not drops:
+        return rows + ["- none", ""]
+    by_reason: dict[str, list[str]] = {}
+    for reason, what in drops:
+        by_reason.setdefault(reason, []).append(what)
+    rows += ["| reason | candidates | examples |", "| --- | ---: | --- |"]
+    for reason, whats in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        examples = "; ".join(_cell(w) for w in sorted(whats)[:EXAMPLES_PER_REASON])
+        rows.append(f"| {_cell(reason)} | {len(whats)} | {examples} |")
+    return rows + [""]
+
+
+def _below_minimum(tasks: list[dict], catalog: Catalog, min_per_type: int | None) -> list[str]:
+    """Every (domain, analysis type) that augmentation left below --min-per-type."""
+    if min_per_type is None:
+        return []
+    kinds = sorted({"knowledge_retrieval", *(k for kinds in ANALYSIS_TYPES.values() for k in kinds)})
+    have = Counter((t["domain"], t["analysis_type"]) for t in tasks)
+    low = [(d, k, have[(d, k)]) for d in catalog.domains for k in kinds if have[(d, k)] < min_per_type]
+    rows = [f"### Below --min-per-type ({min_per_type})", ""]
+    if not low:
+        return rows + [f"- none: every analysis type has at least {min_per_type} tasks in every domain", ""]
+    rows += ["| domain | analysis type | tasks |", "| --- | --- | ---: |"]
+    rows += [f"| {d} | {k} | {n} |" for d, k, n in low]
+    return rows + [""]
+
+
+def _proofs_section(proofs, catalog: Catalog) -> list[str]:
+    """The rules whose catalog-level proof finds nothing for them to change on this data."""
+    if proofs is None:
+        return []
+    rows = ["### Rules that change nothing on this data", "",
+            f"From the rows of the catalog-level proofs the last `dbt build` left ({proofs.proofs} read; a rule that "
+            "changes nothing makes its `dptool.rule_changes_answer` test warn):", ""]
+    if proofs.unchanged:
+        for rule_id, metric_id in proofs.unchanged:
+            rule, metric = catalog.rules[rule_id], catalog.metrics[metric_id]
+            rows.append(f"- {rule.title} (`{rule_id}`) leaves {metric.label} (`{metric_id}`) unchanged")
+    else:
+        rows.append("- none: every proven rule changes its metric")
+    rows += [f"- not read: {_cell(line)}" for line in proofs.unread]
+    return rows + [""]
 
 
 def _type_by_domain(tasks: list[dict]) -> list[str]:

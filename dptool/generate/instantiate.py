@@ -8,7 +8,7 @@ from datetime import date, timedelta
 
 from sqlglot import exp
 
-from dptool.generate.profile import DimensionProfile
+from dptool.generate.profile import DimensionProfile, data_span
 from dptool.generate.sample import Skeleton
 from dptool.project.catalog import Catalog, Dimension
 from dptool.sql import equals, in_window, literal
@@ -48,6 +48,10 @@ class Candidate:
     base_rules: tuple[str, ...] = ()  # a counterfactual's base applies every rule
     period: str | None = None  # a Jinja expression for the series shape's period
     encoding: str = "timestamp"  # of the time column the window and period read
+    # what the question states about the rules, and the gold applies (`rules`): every rule that governs the
+    # metric ("all"; a counterfactual: all but `withdrawn_rule`), the rules it names ("subset"), none ("none")
+    rule_scope: str | None = None  # set by `instantiate`
+    withdrawn_rule: str | None = None
 
     @property
     def metric(self) -> str:
@@ -55,6 +59,7 @@ class Candidate:
 
     @property
     def rules(self) -> tuple[str, ...]:
+        """The rules the gold variant applies: the rules in force."""
         return self.skeleton.rules if self.gold_rules is None else self.gold_rules
 
     @property
@@ -62,8 +67,9 @@ class Candidate:
         return self.skeleton.dimension.rsplit(".", 1)[-1]
 
 
-def windows(profile: DimensionProfile) -> list[Window]:
-    """Calendar quarters, halves and years whose months all hold data and that hold enough rows."""
+def windows(profile: DimensionProfile, span: tuple[tuple[int, int], tuple[int, int]] | None = None) -> list[Window]:
+    """Calendar quarters, halves and years whose months all hold data and that hold enough rows; with `span`
+    (first and last month, dptool.generate.profile.data_span), only those inside it."""
     counts = {(y, m): n for y, m, n in profile.months}
     total = sum(counts.values()) or 1
     years = sorted({y for y, _ in counts})
@@ -77,6 +83,8 @@ def windows(profile: DimensionProfile) -> list[Window]:
     out = []
     for y, m, length, label in spans:
         months = [(y + (m - 1 + i) // 12, (m - 1 + i) % 12 + 1) for i in range(length)]
+        if span is not None and not span[0] <= months[0] <= months[-1] <= span[1]:
+            continue
         if all(counts.get(ym, 0) > 0 for ym in months) and sum(counts[ym] for ym in months) >= MIN_WINDOW_SHARE * total:
             end_y, end_m = y + (m - 1 + length) // 12, (m - 1 + length) % 12 + 1
             out.append(Window(date(y, m, 1), date(end_y, end_m, 1), label))
@@ -124,8 +132,9 @@ def instantiate(
     out = []
     for skeleton in skeletons:
         metric = catalog.metrics[skeleton.metric]
-        temporal = next((d for d in catalog.dimensions_of(metric) if d.kind == "temporal"), None)
-        time = (temporal, profiles[temporal.id]) if temporal else None
+        temporal = catalog.dimensions.get(metric.period)
+        # windows lie where the period has rows in every month, and inside the span where every table has data
+        time = (temporal, profiles[temporal.id], data_span(catalog, metric, profiles)) if temporal else None
         for analysis_type in skeleton.analysis_types:
             if types is not None and analysis_type not in types:
                 continue
@@ -140,7 +149,7 @@ def instantiate(
 
 
 def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: dict[str, DimensionProfile],
-          time: tuple[Dimension, DimensionProfile] | None, rng: random.Random, dialect: str,
+          time: tuple[Dimension, DimensionProfile, tuple | None] | None, rng: random.Random, dialect: str,
           probe=None) -> Candidate | None:
     dim = catalog.dimensions[skeleton.dimension]
     profile = profiles[dim.id]
@@ -150,7 +159,7 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     window = None
     encoding = time[1].encoding if time else "timestamp"
     if time:
-        spans = windows(time[1])
+        spans = windows(time[1], time[2])
         # rankings, breakdowns and trends read a longer span, so that every group or month holds rows
         long = analysis_type in ("ranking", "decomposition", "trend_analysis", "comparison", "significance_testing")
         pool = [w for w in spans if w.months >= (6 if long else 3)]
@@ -162,7 +171,7 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
             if not pool:
                 return None
         pool = pool or spans
-        if probe is not None:
+        if probe is not None and spans:
             # a task that reads one slice (or a pair) needs a window where the rule changes a slice it can read
             values = _readable_values(skeleton, dim, profile, catalog) if analysis_type in SLICED else None
             pool = [w for w in pool if probe.changed(_months(w), values)]
@@ -174,10 +183,14 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
             slice_["window"] = {"start": window.start.isoformat(), "end": window.end.isoformat(),
                                 "label": window.label}
 
-    if probe is not None and not time and not probe.changed():
+    # no window (no date, or none where every table has data: the task reads the whole history)
+    if probe is not None and window is None and not probe.changed():
         return None
 
+    governing = tuple(r.id for r in catalog.governing_rules(metric.id))
+
     def make(shape: str, group_by=(), k=None, min_rows=None, **extra) -> Candidate:
+        extra.setdefault("rule_scope", rule_scope(skeleton.rules, governing))
         return Candidate(skeleton, analysis_type, where, list(group_by), shape, k, min_rows, slice_, window,
                          encoding=encoding, **extra)
 
@@ -188,8 +201,11 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     if analysis_type == "ranking":
         if dim.kind == "temporal" or profile.distinct < 3:
             return None
+        k = _ranking_k(skeleton, profile, catalog, window, time[1] if time else None)
+        if k is None:
+            return None
         slice_["min_group_rows"] = MIN_GROUP_ROWS
-        return make("ranking", [dim.column], 5 if profile.distinct > 6 else 3, MIN_GROUP_ROWS)
+        return make("ranking", [dim.column], k, MIN_GROUP_ROWS)
     if analysis_type == "decomposition":
         if dim.kind == "temporal" or not 2 <= profile.distinct <= MAX_BREAKDOWN_GROUPS:
             return None
@@ -197,7 +213,10 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     if analysis_type in ("comparison", "significance_testing"):
         if dim.kind == "temporal":
             return None
-        if analysis_type == "significance_testing" and not _is_avg(metric.value):
+        # the test reads n, mean and variance of the measure of an avg(): a rule may rewrite the value into
+        # something else (a ratio of sums), which the probe's compiled SQL shows
+        known = probe.value_is_avg if probe is not None else None
+        if analysis_type == "significance_testing" and not (_is_avg(metric.value) if known is None else known):
             return None
         pair = _pair(skeleton, dim, profile, catalog, rng, _per_value(probe.changed if probe else None, window),
                      _per_value(probe.has_value if probe else None, window))
@@ -217,11 +236,42 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     if analysis_type == "counterfactual":
         if not skeleton.rules:
             return None
+        # "suppose X had never been adopted, with every other policy still in force": the base applies every
+        # rule that governs the metric, the gold all of them but X
         withdrawn = rng.choice(skeleton.rules)
         slice_["withdrawn_rule"] = withdrawn
-        return make("value", gold_rules=tuple(r for r in skeleton.rules if r != withdrawn),
-                    base_rules=skeleton.rules)
+        return make("value", gold_rules=tuple(r for r in governing if r != withdrawn), base_rules=governing,
+                    rule_scope="all", withdrawn_rule=withdrawn)
     return make("value")
+
+
+def rule_scope(rules: tuple[str, ...], governing: tuple[str, ...]) -> str:
+    """"all" when `rules` are every rule that governs the metric, "none" when empty, else "subset"."""
+    if set(rules) == set(governing):
+        return "all"
+    return "subset" if rules else "none"
+
+
+def _ranking_k(skeleton, profile: DimensionProfile, catalog: Catalog, window: Window | None,
+               time: DimensionProfile | None) -> int | None:
+    """How many groups a ranking asks for: 5 where more than 6 groups likely hold MIN_GROUP_ROWS rows in the
+    window, 3 where 3 to 6 do, none where fewer (the question must not ask for more groups than qualify).
+
+    A group's rows in the window are estimated from the profiles (its share of the dimension's rows, times
+    the metric's rows, times the window's share of the period's rows), with a margin for the rows a rule
+    excludes; enrich still drops a ranking whose gold or base holds fewer than k groups.
+    """
+    total = sum(n for _, n in profile.top_values)
+    share = 1.0
+    if window is not None and time is not None:
+        months = _months(window)
+        rows = sum(n for y, m, n in time.months)
+        share = sum(n for y, m, n in time.months if (y, m) in months) / rows if rows else 0.0
+    fact_rows = _fact_rows(skeleton, catalog) or total
+    likely = sum(1 for _, n in profile.top_values if total and fact_rows * n / total * share >= 1.25 * MIN_GROUP_ROWS)
+    if likely > 6:
+        return 5
+    return 3 if likely >= 3 else None
 
 
 def plausible_types(skeleton: Skeleton, catalog: Catalog, cardinality: dict[str, int]) -> int:
@@ -246,6 +296,22 @@ def _is_avg(value: str) -> bool:
     except sqlglot.errors.ParseError:
         return False
     return isinstance(tree, exp.Avg)
+
+
+def gold_value_is_avg(compiled_sql: str, dialect: str) -> bool:
+    """Is the value of a compiled dptool.gold query's rule-modified variant (CTE dptool_gold) an avg()?"""
+    import sqlglot
+
+    try:
+        tree = sqlglot.parse_one(compiled_sql, read=dialect)
+    except sqlglot.errors.ParseError:
+        return False
+    cte = next((c for c in tree.find_all(exp.CTE) if c.alias == "dptool_gold"), None)
+    select = cte.this if cte is not None else None
+    if not isinstance(select, exp.Select):
+        return False
+    value = next((e for e in select.expressions if e.alias_or_name == "value"), None)
+    return isinstance(value, exp.Alias) and isinstance(value.this, exp.Avg)
 
 
 def _frequent(profile: DimensionProfile, fact_rows: int = 0) -> list:

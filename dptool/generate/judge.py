@@ -18,12 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dptool.errors import DptoolError
+from dptool.generate.enrich import TREND_RULE
 from dptool.generate.llm_phrase import (
     ANALYSIS_TYPES,
+    NO_SCOPE_SENTENCE,
     generate_question,
     gold_json,
     rewrite_question,
     rules_block,
+    scope_sentence,
     task_context,
 )
 from dptool.generate.validate import CHECKS, identifiers, issues
@@ -34,7 +37,8 @@ STAGE_JUDGE = "judge"
 DIMENSIONS = ("objectivity", "leakage", "naturalness", "relevance", "format_alignment", "correctness", "reasoning",
               "scope")
 PHRASING = ("naturalness", "leakage", "format_alignment")
-PHRASING_CHECKS = ("identifier_leakage", "too_short")
+PHRASING_CHECKS = ("identifier_leakage", "too_short", "trend_rule_unstated")
+PROMPT_VERSIONS = {"phrase": "2", "judge": "2", "rewrite": "2"}
 MAX_SQL_CHARS = 8000
 _TRUE = {"1", "pass", "passed", "true", "yes"}
 _FALSE = {"0", "fail", "failed", "false", "no"}
@@ -103,7 +107,8 @@ def judge_messages(prompt: Prompt, task: dict, context: dict) -> list[dict]:
     metric = context["metric"] + (f" — {context['metric_definition']}" if context.get("metric_definition") else "")
     values = {"question": task["question"], "analysis_type": task["analysis_type"],
               "analysis_definition": ANALYSIS_TYPES.get(task["analysis_type"], ""), "metric": metric,
-              "scope": context["scope"], "answer_shape": context["answer_shape"], "gold": gold_json(task),
+              "scope": context["scope"], "scope_sentence": context.get("scope_sentence") or NO_SCOPE_SENTENCE,
+              "answer_shape": context["answer_shape"], "gold": gold_json(task),
               "sql": sql, "rules": rules_block(context)}
     return [{"role": "system", "content": prompt.render("system")},
             {"role": "user", "content": prompt.render("user", **values)}]
@@ -131,7 +136,7 @@ class Reviewer:
     def __init__(self, llm: LLM, catalog: Catalog):
         self.llm = llm
         self.catalog = catalog
-        self.prompts = {name: load_prompt(name) for name in ("phrase", "judge", "rewrite")}
+        self.prompts = {name: load_prompt(name, version) for name, version in PROMPT_VERSIONS.items()}
         self.banned = identifiers(catalog)
         self.review = Review()
         self.reasons: dict[str, str] = {}  # task_id -> why it was rejected
@@ -200,6 +205,12 @@ class Reviewer:
             return f"leakage: the question names database identifiers ({', '.join(named)})"
         if check == "too_short":
             return "the question is too short to state the metric, the scope and the answer wanted"
+        if check == "scope_mismatch":
+            sentence = scope_sentence(task, self.catalog)
+            return (f"the question must contain, word for word, the sentence: {sentence}" if sentence else
+                    "the question must not say which policies apply (it applies all of them)")
+        if check == "trend_rule_unstated":
+            return f"the question must state how the direction is decided: {TREND_RULE}"
         return check
 
 

@@ -1,9 +1,11 @@
 """Stage 7 with an LLM: questions generated backward from the computed answers (DI-Bench §3.4).
 
-The prompt (dptool/llm/prompts/phrase_v1.toml) gets what DI-Bench names — the metric name, the gold answer,
+The prompt (dptool/llm/prompts/phrase_v2.toml) gets what DI-Bench names — the metric name, the gold answer,
 the analysis type and the rule documents that change the answer — plus the answer's scope (window,
-segment, groups, k, threshold), without which no question could fix the answer. The model is told not
-to expose database internals nor to hint at which document to consult; stage 1 and the judge check it.
+segment, groups, k, threshold), without which no question could fix the answer, and its policy scope
+sentence (which of the governing policies the answer applies; the template phraser's sentence, word for
+word). The model is told not to expose database internals nor to hint at which document to consult; stage 1
+(including its scope_mismatch check) and the judge check it.
 The template phraser (`dptool.generate.phrase`) stays the default.
 """
 
@@ -11,8 +13,10 @@ from __future__ import annotations
 
 import json
 
+from dptool.generate.enrich import TREND_RULE
 from dptool.generate.knowledge import EFFECTIVE_DATE, governing_passage
-from dptool.generate.phrase import format_number, plural, spoken
+from dptool.generate.phrase import counted, format_number, plural, spoken
+from dptool.generate.phrase import scope_sentence as template_scope_sentence
 from dptool.llm.client import LLM, Prompt
 from dptool.project.catalog import Catalog, Metric
 
@@ -94,7 +98,9 @@ def scope(task: dict, catalog: Catalog) -> str:
     if kind == "ranking":
         k = fmt.get("k") or len(task.get("gold") or [])
         rows = slice_.get("min_group_rows")
-        among = f" among {plural(dim)} with at least {rows} {metric.grain}" if rows else ""
+        rules = (task.get("spec") or {}).get("rules", task.get("rule_ids") or [])
+        among = f" among {plural(dim)} with at least {rows} {metric.grain}" \
+            f"{counted(metric.id, rules, metric.grain, catalog)}" if rows else ""
         return f"the top {k} {plural(dim)} by {metric.label}{among}, {window}"
     if kind in ("comparison", "significance_testing"):
         a, b = (spoken(g) for g in slice_.get("groups", ["?", "?"]))
@@ -105,6 +111,22 @@ def scope(task: dict, catalog: Catalog) -> str:
     if kind == "decomposition":
         return f"{metric.label} for every {dim}, {window}"
     return f"{metric.label} {window}"
+
+
+NO_SCOPE_SENTENCE = "(none: the question says nothing about which policies apply)"
+
+
+def scope_sentence(task: dict, catalog: Catalog) -> str:
+    """The sentence that states which of the governing policies a SQL task's answer applies ("" when it applies
+    all of them, as a question that says nothing does): the template phraser's, so stage 1 checks both alike."""
+    withdrawn = catalog.rules.get(task.get("withdrawn_rule") or "")
+    if task["analysis_type"] == "counterfactual" and withdrawn is not None:
+        return (f"Suppose the policy \"{withdrawn.title}\" had never been adopted, with every other policy still "
+                "in force.")
+    ids = task.get("metric_ids") or []
+    if task.get("rule_scope") not in ("subset", "none") or not ids or ids[0] not in catalog.metrics:
+        return ""
+    return template_scope_sentence(task["rule_scope"], task.get("rules_in_force") or [], ids[0], catalog).strip()
 
 
 def answer_shape(task: dict, catalog: Catalog) -> str:
@@ -123,8 +145,9 @@ def answer_shape(task: dict, catalog: Catalog) -> str:
     if kind == "threshold":
         return f"PASS if the value exceeds the threshold, FAIL if not, and the value{unit}"
     if kind == "trend":
-        return ("the direction (increasing, decreasing or flat), the total change from the first to the last "
-                "month in percent, and the month of the peak")
+        return (f"the direction (increasing, decreasing or flat; the question must state how it is decided: "
+                f"{TREND_RULE}), the total change from the first to the last month in percent, and the month of "
+                "the peak")
     if kind == "comparison":
         return f"which of the two {plural(dim)} has the higher value, and the value of each{unit}"
     if kind == "significance":
@@ -158,7 +181,8 @@ def task_context(task: dict, catalog: Catalog) -> dict:
         name = metric.label
         definition = f"{metric.formula} (unit: {metric.unit or '—'}, format: {metric.format})"
     return {"metric": name, "metric_definition": definition, "scope": scope(task, catalog),
-            "answer_shape": answer_shape(task, catalog), "rules": rule_texts(task, catalog)}
+            "scope_sentence": scope_sentence(task, catalog), "answer_shape": answer_shape(task, catalog),
+            "rules": rule_texts(task, catalog)}
 
 
 def _and(items: list[str]) -> str:
@@ -195,6 +219,7 @@ def generate_question(llm: LLM, prompt: Prompt, task: dict, context: dict) -> st
     """The question for a task's gold answer, from the model."""
     values = {"metric": context["metric"], "analysis_type": task["analysis_type"],
               "analysis_definition": ANALYSIS_TYPES.get(task["analysis_type"], ""), "scope": context["scope"],
+              "scope_sentence": context.get("scope_sentence") or NO_SCOPE_SENTENCE,
               "answer_shape": context["answer_shape"], "gold": gold_json(task), "rules": rules_block(context)}
     messages = [{"role": "system", "content": prompt.render("system")},
                 {"role": "user", "content": prompt.render("user", **values)}]
@@ -206,6 +231,7 @@ def rewrite_question(llm: LLM, prompt: Prompt, task: dict, context: dict, proble
     values = {"question": task["question"], "problems": "\n".join(f"- {p}" for p in problems),
               "metric": context["metric"], "analysis_type": task["analysis_type"],
               "analysis_definition": ANALYSIS_TYPES.get(task["analysis_type"], ""), "scope": context["scope"],
+              "scope_sentence": context.get("scope_sentence") or NO_SCOPE_SENTENCE,
               "answer_shape": context["answer_shape"], "gold": gold_json(task)}
     messages = [{"role": "system", "content": prompt.render("system")},
                 {"role": "user", "content": prompt.render("user", **values)}]

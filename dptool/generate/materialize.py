@@ -19,15 +19,23 @@ from decimal import Decimal
 from pathlib import Path
 
 import yaml
+from sqlglot import exp
 
 from dptool.generate.instantiate import Candidate
 from dptool.project.batch import compile_texts
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import Connection, DbtProject
 from dptool.project.warehouse import Warehouse
+from dptool.sql import literal
 
 GOLD_DIR = Path("models") / "dptool_gold"
 GOLD_TAG = "dptool_gold"
+GOLD_SCHEMA = "dptool_gold"
+GOLD_GROUP = "dptool_gold"
+OVERVIEW = "dptool_tasks"
+GROUP = {"name": GOLD_GROUP, "owner": {"name": "dptool generate"},
+         "description": f"The gold models of the benchmark, one per task, and their overview `{OVERVIEW}`."}
+OVERVIEW_COLUMNS = ("task_id", "analysis_type", "metric", "rules")
 NO_EFFECT = "the rule does not change the answer"
 HEADER = "-- written by `dptool generate`; do not edit (the next run rewrites this folder)\n"
 
@@ -45,9 +53,17 @@ class Built:
     rows: list[tuple]
 
 
-def model_sql(c: Candidate) -> str:
-    """The one-line gold model of a candidate: a call of dptool.gold with Jinja literals."""
-    args = [f"metric={jinja_literal(c.metric)}", f"rules={jinja_literal(list(c.rules))}",
+def model_sql(c: Candidate, catalog: Catalog | None = None, grouped: bool = True) -> str:
+    """The gold model of a candidate: a call of dptool.gold with Jinja literals, then its rules' lineage.
+
+    With the catalog, a composite's rules go to the metrics they modify (`Catalog.rules_argument`). Without
+    `grouped`, the config names no group: a text compiled in a batch, before the properties file that
+    declares the group is written (the compiled SQL is the same).
+    """
+    def rules(ids) -> list | dict:
+        return catalog.rules_argument(c.metric, ids) if catalog is not None else list(ids)
+
+    args = [f"metric={jinja_literal(c.metric)}", f"rules={jinja_literal(rules(c.rules))}",
             f"where={jinja_literal(c.where)}"]
     if c.group_by:
         args.append(f"group_by={jinja_literal(c.group_by)}")
@@ -59,9 +75,45 @@ def model_sql(c: Candidate) -> str:
     if c.period is not None:
         args.append(f"period={c.period}")  # already a Jinja expression (e.g. dbt.date_trunc(...))
     if c.base_rules:
-        args.append(f"base_rules={jinja_literal(list(c.base_rules))}")
-    config = "{{ config(materialized='table', schema='dptool_gold', tags=['" + GOLD_TAG + "']) }}\n"
-    return HEADER + config + "{{ dptool.gold(" + ", ".join(args) + ") }}\n"
+        args.append(f"base_rules={jinja_literal(rules(c.base_rules))}")
+    group = f", group='{GOLD_GROUP}'" if grouped else ""
+    config = ("{{ config(materialized='table', schema='" + GOLD_SCHEMA + "', tags=['" + GOLD_TAG + "']" + group
+              + ", docs={'show': false}) }}\n")
+    return HEADER + config + "{{ dptool.gold(" + ", ".join(args) + ") }}\n" + lineage_sql(c.metric, applied_rules(c))
+
+
+def applied_rules(c: Candidate) -> list[str]:
+    """Every rule the gold model applies, to either variant (a counterfactual's base applies the withdrawn one)."""
+    return list(dict.fromkeys([*c.base_rules, *c.rules]))
+
+
+# The keys of the spec dptool.metric_spec builds (dptool/dbt_package/macros/metric_spec.sql), empty.
+BLANK_SPEC = {"metric": None, "relation": None, "source_columns": [], "columns": {}, "period": None, "value": "",
+              "inputs": [],
+              "where": [], "having": [], "group_by": [], "order_by": [], "limit": None}
+
+
+def lineage_sql(metric: str, rules: list[str]) -> str:
+    """Jinja that puts each rule macro in the model's depends_on.macros, so dbt docs link the task to its rules.
+
+    dbt records the macros a model calls itself, not those dptool.gold calls for it (it applies the rules
+    through `context`). So each rule is called here too, only while dbt parses (`execute` is false then) and on
+    a blank spec: the call leaves no trace in the compiled SQL.
+    """
+    if not rules:
+        return ""
+    spec = "{" + ", ".join(f"{jinja_literal(k)}: " + (jinja_literal(metric) if k == "metric" else _jinja_value(v))
+                           for k, v in BLANK_SPEC.items()) + "}"
+    macros = ", ".join(f"rule__{r}" for r in rules)
+    return (LINEAGE_COMMENT + "{%- if not execute %}{% for rule in [" + macros + "] %}{% do rule("
+            + jinja_literal(metric) + ", " + spec + ") %}{% endfor %}{% endif %}\n")
+
+
+LINEAGE_COMMENT = "{#- lineage: each rule is called while dbt parses, so docs list it among this model's macros -#}\n"
+
+
+def _jinja_value(value) -> str:
+    return "none" if value is None else jinja_literal(value)
 
 
 def jinja_literal(value) -> str:
@@ -72,15 +124,19 @@ def jinja_literal(value) -> str:
 
 def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[str, str] | None = None,
                tests: bool = True) -> dict:
-    """The properties file of the gold models: description, task meta, rule docs and (with `tests`) the
-    rule test."""
+    """The properties file of the gold models: their group; per task its description (question, metric, rules
+    with links to their pages in dbt docs, rule documents), task meta and (with `tests`) the rule test; and
+    the overview model, whose page lists every task."""
     models = []
     for c in candidates:
         metric = catalog.metrics[c.metric]
-        question = (questions or {}).get(c.task_id) or f"{c.analysis_type.replace('_', ' ')} of {metric.label}"
-        lines = [question, "", f"Metric: {metric.label} — {metric.formula}"]
-        for rule_id in c.skeleton.rules:
-            lines += ["", f"### Rule: {catalog.rules[rule_id].title}", "", '{{ doc("rule__' + rule_id + '") }}']
+        lines = [_jinja_text(_question(c, catalog, questions)), "",
+                 f"Metric: {metric.label} — {metric.formula} ({_link(c.metric, metric.unique_id, 'model')})"]
+        # the rules the task names and every rule its gold applies (a counterfactual keeps the others in force)
+        for rule_id in dict.fromkeys([*c.skeleton.rules, *c.rules]):
+            rule = catalog.rules[rule_id]
+            lines += ["", f"### Rule: {rule.title}", "", f"Macro: {_link('rule__' + rule_id, rule.unique_id, 'macro')}",
+                      "", '{{ doc("rule__' + rule_id + '") }}']
         entry = {
             "name": c.task_id,
             "description": "\n".join(lines),
@@ -92,17 +148,75 @@ def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[st
         if tests and (c.rules or c.base_rules):  # a counterfactual withdraws a rule: its base applies it
             entry["data_tests"] = [{"dptool.rule_changes_answer": {"arguments": {"variants": ["gold"]}}}]
         models.append(entry)
-    return {"version": 2, "models": models}
+    if candidates:
+        models.append(_overview_properties(candidates, catalog, questions))
+    return {"version": 2, "groups": [GROUP], "models": models}
+
+
+def _question(c: Candidate, catalog: Catalog, questions: dict[str, str] | None) -> str:
+    return (questions or {}).get(c.task_id) or \
+        f"{c.analysis_type.replace('_', ' ')} of {catalog.metrics[c.metric].label}"
+
+
+def _link(text: str, unique_id: str, kind: str) -> str:
+    """A markdown link to a node's page in dbt docs (`#!/model/<unique_id>`, `#!/macro/<unique_id>`)."""
+    return f"[{text}](#!/{kind}/{unique_id})"
+
+
+def _jinja_text(text: str) -> str:
+    """Text that dbt renders as Jinja (a description) and must show as it is."""
+    if not any(mark in text for mark in ("{{", "{%", "{#")):
+        return text
+    return "{% raw %}" + text.replace("{% endraw %}", "{ % endraw % }") + "{% endraw %}"
+
+
+def _overview_properties(candidates: list[Candidate], catalog: Catalog, questions: dict[str, str] | None) -> dict:
+    rows = ["| task | question | metric | rules |", "| --- | --- | --- | --- |"]
+    for c in candidates:
+        metric = catalog.metrics[c.metric]
+        rules = ", ".join(_link(catalog.rules[r].title, catalog.rules[r].unique_id, "macro") for r in c.skeleton.rules)
+        question = _jinja_text(_question(c, catalog, questions)).replace("|", "\\|").replace("\n", " ")
+        rows.append(f"| {_link(c.task_id, f'model.{catalog.project}.{c.task_id}', 'model')} | {question} | "
+                    f"{_link(metric.label, metric.unique_id, 'model')} | {rules or '—'} |")
+    text = "\n".join([
+        f"The {len(candidates)} tasks of the benchmark `dptool generate` wrote: one gold model each, hidden from the "
+        f"navigation and search of these docs (follow a task's link). A task's page holds its question, its metric "
+        f"and rule documents, its compiled SQL (the base and the rule-modified query side by side) and, among its "
+        f"dependencies, the rule macros it applies. Build them all: `dbt build --selector {GOLD_GROUP}`.", "", *rows])
+    return {"name": OVERVIEW, "description": text,
+            "columns": [{"name": name} for name in OVERVIEW_COLUMNS]}
+
+
+def overview_sql(candidates: list[Candidate]) -> str:
+    """The overview model: one row per task; it depends on every metric the tasks ask about."""
+    # one select per task, joined as text: a union of a thousand selects is too deep a tree to print
+    query = "\nUNION ALL\n".join(exp.select(*[literal(v).as_(k) for k, v in zip(OVERVIEW_COLUMNS, (
+        c.task_id, c.analysis_type, c.metric, ", ".join(c.skeleton.rules)), strict=True)]).sql(pretty=True)
+        for c in candidates)
+    metrics = sorted({c.metric for c in candidates})
+    return (HEADER + "{{ config(materialized='view', schema='" + GOLD_SCHEMA + "', tags=['" + GOLD_TAG
+            + "'], group='" + GOLD_GROUP + "') }}\n"
+            + "{#- lineage: every metric the tasks ask about, declared while dbt parses (a ref of an ephemeral model "
+              "at run time would inline it) -#}\n"
+            + "{%- if not execute %}{% for metric in " + jinja_literal(metrics) + " %}{% do ref(metric) %}{% endfor %}"
+              "{% endif %}\n"
+            + "{% raw %}" + query + "{% endraw %}\n")
 
 
 def write_properties(project: DbtProject, candidates, catalog, questions=None, tests: bool = True) -> None:
-    path = project.project_dir / GOLD_DIR / "_dptool_gold.yml"
+    """Write the properties file of the gold models and their overview model (none without candidates)."""
+    folder = project.project_dir / GOLD_DIR
     text = yaml.safe_dump(properties(candidates, catalog, questions, tests), sort_keys=False, allow_unicode=True,
                           width=100)
-    path.write_text("# written by `dptool generate`; do not edit\n" + text, encoding="utf-8")
+    (folder / "_dptool_gold.yml").write_text("# written by `dptool generate`; do not edit\n" + text, encoding="utf-8")
+    overview = folder / f"{OVERVIEW}.sql"
+    if candidates:
+        overview.write_text(overview_sql(candidates), encoding="utf-8")
+    else:
+        overview.unlink(missing_ok=True)
 
 
-def materialize(project: DbtProject, candidates: list[Candidate], connection: Connection,
+def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catalog, connection: Connection,
                 on_done: Callable[[int], None] | None = None) -> Iterator[tuple[Candidate, Built | str]]:
     """Each candidate, in the order given, with its Built or the reason it was dropped.
 
@@ -113,7 +227,7 @@ def materialize(project: DbtProject, candidates: list[Candidate], connection: Co
     name = _project_name(project)
     # a batch injects the metric models of all its texts: texts of one metric together keep it short
     order = sorted(candidates, key=lambda c: (c.metric, c.task_id))
-    compiled = compile_texts(project, {c.task_id: model_sql(c) for c in order}, on_done)
+    compiled = compile_texts(project, {c.task_id: model_sql(c, catalog, grouped=False) for c in order}, on_done)
     runnable = [c for c in candidates if compiled[c.task_id].sql is not None]
     with Warehouse.of(connection) as wh:
         results = wh.query_each(compiled[c.task_id].sql for c in runnable)
@@ -149,7 +263,7 @@ def write_models(project: DbtProject, candidates: list[Candidate], catalog: Cata
     remove_models(project)
     folder.mkdir(parents=True)
     for c in candidates:
-        (folder / f"{c.task_id}.sql").write_text(model_sql(c), encoding="utf-8")
+        (folder / f"{c.task_id}.sql").write_text(model_sql(c, catalog), encoding="utf-8")
     write_properties(project, candidates, catalog, questions)
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from dptool.generate.instantiate import Candidate
+from dptool.generate.enrich import TREND_RULE
+from dptool.generate.instantiate import Candidate, rule_scope
 from dptool.project.catalog import Catalog
 
 
@@ -63,12 +64,13 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
     if c.analysis_type == "point_query":
         text = f"What was {subject}{condition} {window}? {hint}"
     elif c.analysis_type == "ranking":
-        text = (f"Among {plural(dim.label)} with at least {c.min_rows} {metric.grain} {window}, which {c.k} had "
-                f"the highest {metric.label}? List them from highest to lowest with the value of each.")
+        text = (f"Among {plural(dim.label)} with at least {c.min_rows} {metric.grain} {window}"
+                f"{counted(c.metric, c.rules, metric.grain, catalog)}, which {c.k} had the highest {metric.label}? "
+                "List them from highest to lowest with the value of each.")
     elif c.analysis_type == "trend_analysis":
         text = (f"How did {subject} develop month by month {window}? Say whether it was increasing, decreasing "
-                "or flat, give the total change from the first to the last month in percent, and the month of "
-                "its peak.")
+                f"or flat ({TREND_RULE}), give the total change from the first to the last month in percent, and "
+                "the month of its peak.")
     elif c.analysis_type == "comparison":
         a, b = (spoken(g) for g in c.slice["groups"])
         text = (f"{window[0].upper() + window[1:]}, which had the higher {metric.label}: {dim.label} {a} or "
@@ -94,15 +96,41 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
     return " ".join((text + scope(c, catalog)).split())
 
 
-def scope(c: Candidate, catalog: Catalog) -> str:
-    """Which of the metric's policies the answer applies, when not all of them: without it, two tasks
-    on one metric and slice under different rule subsets would ask the same question with different golds.
-    A task under all of them says nothing: finding and applying them is the test."""
-    governing = [r.id for r in catalog.rules_of(c.metric)]
-    applied = list(c.skeleton.rules)
-    if c.analysis_type == "counterfactual" or sorted(applied) == sorted(governing):
+def counted(metric_id: str, rules, grain: str, catalog: Catalog) -> str:
+    """When "at least N rows" is counted: the gold's `having count(*)` counts the rows its policies leave."""
+    if not catalog.rules_of(metric_id):
         return ""
-    if not applied:
-        return " Use the metric as the catalog defines it, before any policy adjusts it."
-    titles = " and ".join(f'"{catalog.rules[r].title}"' for r in applied)
-    return f" Of the policies that adjust this metric, apply only {titles}."
+    if rules:
+        return f" (counted after the policies have excluded any {grain})"
+    return " (counted before any policy)"
+
+
+def scope(c: Candidate, catalog: Catalog) -> str:
+    """Which of the policies that govern the metric the answer applies, when not all of them: without it, two
+    tasks on one metric and slice under different rule subsets would ask the same question with different
+    golds. A task under all of them says nothing: finding and applying them is the test. A counterfactual
+    states its scope itself (every policy but the one withdrawn).
+
+    The policies that govern a composite include its components' (`Catalog.governing_rules`).
+    """
+    if c.analysis_type == "counterfactual":
+        return ""
+    governing = tuple(r.id for r in catalog.governing_rules(c.metric))
+    return scope_sentence(rule_scope(c.rules, governing), c.rules, c.metric, catalog)
+
+
+NO_POLICY = "before any policy adjusts it"
+ONLY = "apply only"
+
+
+def scope_sentence(rule_scope: str, rules, metric_id: str, catalog: Catalog) -> str:
+    """The sentence a question ends with for a `subset` or `none` scope (with a leading space); "" for `all`."""
+    composite = bool(catalog.metrics[metric_id].components)
+    if rule_scope == "none":
+        whose = " or its components" if composite else ""
+        return f" Use the metric as the catalog defines it, {NO_POLICY}{whose}."
+    if rule_scope == "subset":
+        titles = " and ".join(f'"{catalog.rules[r].title}"' for r in rules)
+        whose = "govern this metric and its components" if composite else "adjust this metric"
+        return f" Of the policies that {whose}, {ONLY} {titles}."
+    return ""

@@ -15,7 +15,7 @@ import click
 
 from dptool import __version__
 from dptool.generate.enrich import NotScorable, answer
-from dptool.generate.export import card, write_bundle
+from dptool.generate.export import card, describe, describe_task, write_bundle
 from dptool.generate.graph import build_graph, graph_stats, graph_to_json
 from dptool.generate.instantiate import instantiate, plausible_types
 from dptool.generate.knowledge import knowledge_tasks
@@ -23,9 +23,10 @@ from dptool.generate.materialize import Built, materialize, remove_models, write
 from dptool.generate.phrase import phrase
 from dptool.generate.probe import probe
 from dptool.generate.profile import profile_dimensions
+from dptool.generate.proofs import read_proofs
 from dptool.generate.refresh import diff, markdown, read_tasks, task_key
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
-from dptool.generate.validate import duplicate_questions, validate
+from dptool.generate.validate import duplicate_questions, identifiers, issues, validate
 from dptool.outdir import BUNDLE, check_replaceable
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import DbtProject, dbt_version
@@ -81,6 +82,7 @@ class Round:
     dropped: dict[str, str] = field(default_factory=dict)
     rejected: Counter = field(default_factory=Counter)
     reasons: dict[str, str] = field(default_factory=dict)  # task key -> why its candidate was dropped
+    drops: list[tuple[str, str]] = field(default_factory=list)  # (reason, what the candidate was), for the card
 
 
 def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target_tasks: int = 60,
@@ -116,6 +118,10 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
     with stage("sample", "profiling dimensions and selecting task skeletons"):
         with Warehouse.of(connection) as wh:
             profiles = profile_dimensions(catalog, wh)
+            proofs = read_proofs(manifest, catalog, wh)
+        if proofs.unchanged:
+            echo(f"  note: {len(proofs.unchanged)} rule links change nothing on this data (their catalog-level "
+                 "proofs warn; card.md lists them): " + ", ".join(f"{r} -> {m}" for r, m in proofs.unchanged))
         cardinality = {k: p.distinct for k, p in profiles.items()}
         catalog.dimension_weight = {k: sum(n for *_, n in p.months) or sum(n for _, n in p.top_values)
                                     for k, p in profiles.items()}
@@ -161,13 +167,18 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
             done.dropped.update(more.dropped)
             done.rejected.update(more.rejected)
             done.reasons.update(more.reasons)
+            done.drops += more.drops
         _drop_duplicates(done)
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
         known = knowledge_tasks(catalog)
         for i, task in enumerate(known, start=1):
             task["task_id"] = f"k_{i:04d}"
-        known, rejected = reviewer(known) if reviewer else validate(known, catalog)
+        kept, rejected = reviewer(known) if reviewer else validate(known, catalog)
         done.rejected.update(rejected)
+        kept_ids = {t["task_id"] for t in kept}
+        done.drops += [(_rejection(t, catalog, reviewer), describe_task(t)) for t in known
+                       if t["task_id"] not in kept_ids]
+        known = kept
         tasks = sorted(known + done.tasks, key=lambda t: t["task_id"])
         write_models(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
                      {t["task_id"]: t["question"] for t in tasks})
@@ -185,7 +196,7 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         text = card(catalog=catalog, tasks=tasks, rejected=done.rejected, dropped=len(done.dropped),
                     graph_stats=graph_stats(graph), seed=seed, versions=versions,
                     domain_graphs={d: graph_stats(build_graph(catalog.subset(d))) for d in catalog.domains},
-                    llm=llm_card)
+                    llm=llm_card, drops=done.drops, min_per_type=min_per_type, proofs=proofs)
         if old_tasks is not None:
             changes = diff(old_tasks, tasks, done.reasons)
             extra.update({"refresh.json": json.dumps(changes, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
@@ -208,7 +219,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     writer = VariantWriter(dialect, mapping, "duckdb")  # the bundle's warehouse is DuckDB
     # two steps per candidate: its gold model compiled, its query run
     with click.progressbar(length=2 * len(candidates), label="  gold", file=None if progress else _Null()) as bar:
-        for c, outcome in materialize(project, candidates, connection, on_done=bar.update):
+        for c, outcome in materialize(project, candidates, catalog, connection, on_done=bar.update):
             if isinstance(outcome, str):
                 out.dropped[c.task_id] = outcome
                 continue
@@ -230,11 +241,12 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     for task_id in rejected_ids:
         out.gold_rows.pop(task_id, None)
         out.rows.pop(task_id, None)
+    phrased = {t["task_id"]: t for t in tasks}
     for c in candidates:
         if c.task_id in out.dropped or c.task_id in rejected_ids:
-            reason = out.dropped.get(c.task_id) or (reviewer.reasons.get(c.task_id) if reviewer else None) \
-                or "rejected by a stage-1 check"
+            reason = out.dropped.get(c.task_id) or _rejection(phrased[c.task_id], catalog, reviewer)
             out.reasons[task_key(c.analysis_type, c.metric, c.skeleton.rules, c.dimension_column, c.slice)] = reason
+            out.drops.append((reason, describe(c)))
     return out
 
 
@@ -246,6 +258,7 @@ def _drop_duplicates(done: Round) -> None:
         if c.task_id in drop:
             done.reasons[task_key(c.analysis_type, c.metric, c.skeleton.rules, c.dimension_column, c.slice)] = \
                 "another task asks the same question"
+            done.drops.append(("another task asks the same question", describe(c)))
             done.gold_rows.pop(c.task_id, None)
             done.rows.pop(c.task_id, None)
     done.tasks = [t for t in done.tasks if t["task_id"] not in drop]
@@ -308,6 +321,10 @@ def _task(b: Built, catalog: Catalog, writer: VariantWriter) -> tuple[dict, list
         "metric_ids": [c.metric, *metric.components],
         "rule_ids": list(rules),
         "rule_types": rule_types,
+        # what the question states about the rules (dptool.generate.validate's scope_mismatch proves it)
+        "rule_scope": c.rule_scope,
+        "rules_in_force": list(c.rules),
+        **({"withdrawn_rule": c.withdrawn_rule} if c.withdrawn_rule else {}),
         "dimension": c.dimension_column,
         "slice": c.slice,
         "subgraph_id": c.skeleton.id,
@@ -317,6 +334,14 @@ def _task(b: Built, catalog: Catalog, writer: VariantWriter) -> tuple[dict, list
                  "group_by": c.group_by, "shape": c.shape, "k": c.k, "min_rows": c.min_rows, "period": c.period},
     }
     return task, gold_rows
+
+
+def _rejection(task: dict, catalog: Catalog, reviewer) -> str:
+    """Why validation rejected a task: the judge's reason, or the stage-1 checks it failed."""
+    if reviewer is not None and reviewer.reasons.get(task["task_id"]):
+        return reviewer.reasons[task["task_id"]]
+    failed = issues(task, catalog, identifiers(catalog))
+    return "stage-1 check: " + ", ".join(failed) if failed else "rejected by a stage-1 check"
 
 
 class _Null:

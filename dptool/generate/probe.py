@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 
-from dptool.generate.instantiate import period_expression
+from dptool.generate.instantiate import gold_value_is_avg, period_expression
 from dptool.generate.materialize import jinja_literal
-from dptool.generate.profile import DimensionProfile
+from dptool.generate.profile import DimensionProfile, plain
 from dptool.generate.sample import Skeleton
 from dptool.project.batch import compile_texts
 from dptool.project.catalog import Catalog
@@ -37,6 +37,7 @@ class Probe:
 
     by_month: dict[tuple[int, int] | None, set] = field(default_factory=dict)
     rows_by_month: dict[tuple[int, int] | None, set] = field(default_factory=dict)  # cells with a value
+    value_is_avg: bool | None = None  # is the value after the rules avg(<measure>), as a significance test needs?
 
     def changed(self, months: set[tuple[int, int]] | None = None, values=None) -> bool:
         """Does a rule change a cell in these months (None: any) for one of these values (None: any)?"""
@@ -61,7 +62,8 @@ def probe_sql(skeleton: Skeleton, catalog: Catalog, profiles: dict[str, Dimensio
     metric = catalog.metrics[skeleton.metric]
     dim = catalog.dimensions[skeleton.dimension]
     temporal = next((d for d in catalog.dimensions_of(metric) if d.kind == "temporal"), None)
-    args = [f"metric={jinja_literal(skeleton.metric)}", f"rules={jinja_literal(list(skeleton.rules))}"]
+    args = [f"metric={jinja_literal(skeleton.metric)}",
+            f"rules={jinja_literal(catalog.rules_argument(skeleton.metric, skeleton.rules))}"]
     group_by = [] if dim.kind == "temporal" else [dim.column]
     if temporal is not None:
         args.append(f"group_by={jinja_literal(group_by)}")
@@ -94,6 +96,7 @@ def probe(project: DbtProject, skeletons: list[Skeleton], catalog: Catalog, prof
             skeleton = names[name]
             temporal = catalog.dimensions[skeleton.dimension].kind == "temporal"
             out[skeleton.id] = _cells(*result, temporal)
+            out[skeleton.id].value_is_avg = gold_value_is_avg(compiled[name].sql, dialect)
     return dict(sorted(out.items()))
 
 
@@ -115,7 +118,8 @@ def _cells(columns: list[str], rows: list[tuple], temporal_dimension: bool) -> P
         else:
             stamp = key[at[period]]
             month = months[stamp] if stamp in months else months.setdefault(stamp, _month(stamp))
-        cell = key[at[other]] if other is not None and not temporal_dimension else ALL
+        # the value as the profile holds it
+        cell = plain(key[at[other]]) if other is not None and not temporal_dimension else ALL
         base, gold = variants.get("base"), variants.get("gold")
         if base is not None or gold is not None:
             out.rows_by_month.setdefault(month, set()).add(cell)

@@ -1,15 +1,17 @@
-"""What the data holds for each dimension: distinct count, frequent values, rows per month."""
+"""What the data holds for each dimension: distinct count, frequent values, rows per month; and the months
+in which every table a metric reads has data."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, time
+from decimal import Decimal
 
 import sqlglot
 from sqlglot import exp
 
 from dptool.errors import DptoolError
-from dptool.project.catalog import Catalog
+from dptool.project.catalog import Catalog, Metric
 from dptool.project.warehouse import Warehouse
 
 TOP_VALUES = 25
@@ -50,8 +52,28 @@ def profile_dimensions(catalog: Catalog, warehouse: Warehouse) -> dict[str, Dime
                    .group_by(col.copy()).order_by(exp.Ordered(this=exp.column("n"), desc=True), col.copy())
                    .limit(TOP_VALUES))
             rows = warehouse.query(sql.sql(dialect))[1]
-            out[dim_id] = DimensionProfile(distinct, top_values=tuple((v, int(c)) for v, c in rows))
+            out[dim_id] = DimensionProfile(distinct, top_values=tuple((plain(v), int(c)) for v, c in rows))
     return out
+
+
+def plain(value):
+    """A value read from the warehouse as JSON and YAML hold it: a DECIMAL as an int or a float (a string when
+    a float would change it), a date as ISO text, a numpy scalar as its Python value. Slices and answers
+    carry such values; a value that enters SQL still becomes a literal (dptool.sql.literal) from it."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            return str(value)
+        if value == value.to_integral_value():
+            return int(value)
+        as_float = float(value)
+        return as_float if Decimal(repr(as_float)) == value else str(value)
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if hasattr(value, "item") and type(value).__module__ == "numpy":
+        return plain(value.item())
+    return value
 
 
 def _encoding(warehouse: Warehouse, table, col, not_null, name: str) -> str:
@@ -74,3 +96,24 @@ def _year_month(col: exp.Expression, encoding: str) -> tuple[exp.Expression, exp
         return year, month
     return (exp.Extract(this=exp.var("year"), expression=col.copy()),
             exp.Extract(this=exp.var("month"), expression=col.copy()))
+
+
+Month = tuple[int, int]  # (year, month)
+
+
+def data_span(catalog: Catalog, metric: Metric, profiles: dict[str, DimensionProfile]) -> tuple[Month, Month] | None:
+    """The months, first and last, in which every table the metric reads has data.
+
+    A table's months run from the first to the last month of its temporal dimensions; a table without
+    one (a lookup table) does not narrow the span. None when no table of the metric has a date; a first
+    month after the last when the tables' dates do not overlap (no window fits).
+    """
+    first, last = None, None
+    for table in metric.tables:
+        months = [(y, m) for d in catalog.dimensions.values() if d.table == table and d.kind == "temporal"
+                  for y, m, n in profiles[d.id].months if n > 0]
+        if not months:
+            continue
+        first = max(first, min(months)) if first else min(months)
+        last = min(last, max(months)) if last else max(months)
+    return (first, last) if first else None

@@ -23,7 +23,7 @@ ANALYSIS_TYPES = {
 
 @dataclass(frozen=True)
 class Skeleton:
-    """A metric, the tables it reads, one dimension and the rules that modify it: a task's shape."""
+    """A metric, the tables it reads, one dimension and some of the rules that govern it: a task's shape."""
 
     metric: str
     dimension: str  # Dimension.id
@@ -50,10 +50,14 @@ class Skeleton:
 
 
 def enumerate_skeletons(catalog: Catalog) -> list[Skeleton]:
-    """Every (metric, dimension, rule subset) the graph connects: no rule, each rule, all rules."""
+    """Every (metric, dimension, rule subset) the graph connects: no rule, each rule, all rules.
+
+    The rules are those that govern the metric (`Catalog.governing_rules`): a composite's include its
+    components' rules, since it is computed from them, each under its own rules.
+    """
     out = []
     for metric in sorted(catalog.metrics.values(), key=lambda m: m.id):
-        rule_ids = [r.id for r in catalog.rules_of(metric.id)]
+        rule_ids = [r.id for r in catalog.governing_rules(metric.id)]
         subsets = [()] + [(r,) for r in rule_ids]
         if len(rule_ids) > 1:
             subsets += [tuple(c) for c in combinations(rule_ids, len(rule_ids))]

@@ -7,9 +7,12 @@ import re
 from collections import Counter
 
 from dptool.answers import compare
+from dptool.generate.enrich import FLAT_BAND_PCT
+from dptool.generate.phrase import NO_POLICY, ONLY
 from dptool.project.catalog import Catalog
 
-CHECKS = ("identifier_leakage", "too_short", "datetime_as_category", "no_scorable_answer", "rule_without_effect")
+CHECKS = ("identifier_leakage", "too_short", "datetime_as_category", "no_scorable_answer", "rule_without_effect",
+          "scope_mismatch", "trend_rule_unstated")
 MIN_QUESTION_CHARS = 20
 
 
@@ -46,7 +49,72 @@ def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
     if task.get("rule_ids") and task.get("base") is not None and \
             (task.get("gold") == task.get("base") or compare(task, task["base"]).correct):
         found.append("rule_without_effect")
+    if task.get("gold_sql") and scope_problem(task, catalog):
+        found.append("scope_mismatch")
+    if task["analysis_type"] == "trend_analysis" and not states_trend_rule(question):
+        found.append("trend_rule_unstated")
     return found
+
+
+SCOPES = ("all", "subset", "none")
+
+
+def scope_problem(task: dict, catalog: Catalog) -> str | None:
+    """Why a SQL task's stated rule scope and its gold disagree (None when they agree).
+
+    The rules that govern the metric are a closure (`Catalog.governing_rules`): those that modify it, and
+    its components'. `rule_scope` "all" keeps every one of them in force (a counterfactual: all but
+    `withdrawn_rule`), "none" keeps none, "subset" a part the question names. `rules_in_force` must be
+    exactly that, the gold model must have applied exactly those (`spec.rules`; a counterfactual's base
+    every one), and the question must say so: nothing for "all", "apply only" and each title for "subset",
+    "before any policy" for "none", the withdrawn policy and "every other policy" for a counterfactual.
+    """
+    metric_ids = task.get("metric_ids") or []
+    if not metric_ids or metric_ids[0] not in catalog.metrics:
+        return "the task names no metric of the catalog"
+    governing = {r.id for r in catalog.governing_rules(metric_ids[0])}
+    scope_, in_force = task.get("rule_scope"), task.get("rules_in_force")
+    withdrawn = task.get("withdrawn_rule")
+    if scope_ not in SCOPES or not isinstance(in_force, list):
+        return "the task records no rule_scope or rules_in_force"
+    in_force_set = set(in_force)
+    counterfactual = task.get("analysis_type") == "counterfactual"
+    if counterfactual != bool(withdrawn) or (withdrawn and (withdrawn not in governing or scope_ != "all")):
+        return "a counterfactual withdraws one governing rule, with every other one in force (and only it does)"
+    expected = {"all": governing - {withdrawn}, "none": set()}.get(scope_)
+    if expected is not None and in_force_set != expected:
+        return f"rule_scope {scope_!r} means {sorted(expected)} in force, the task has {sorted(in_force_set)}"
+    if scope_ == "subset" and not (in_force_set and in_force_set < governing):
+        return f"rule_scope 'subset' needs part of {sorted(governing)}, the task has {sorted(in_force_set)}"
+    spec = task.get("spec") or {}
+    if "rules" in spec and set(spec["rules"]) != in_force_set:
+        return f"the gold applies {sorted(spec['rules'])}, not the rules in force {sorted(in_force_set)}"
+    if counterfactual and "base_rules" in spec and set(spec["base_rules"]) != governing:
+        return "a counterfactual's base applies every governing rule"
+    question = " ".join((task.get("question") or "").lower().replace("\u2019", "'").split())
+    titles = {r: catalog.rules[r].title.lower() for r in governing}
+    says_only, says_none = ONLY in question, "before any polic" in question or NO_POLICY in question
+    if scope_ == "subset":
+        missing = [titles[r] for r in sorted(in_force_set) if titles[r] not in question]
+        named_out = [titles[r] for r in sorted(governing - in_force_set) if f'"{titles[r]}"' in question]
+        if not says_only or missing or named_out:
+            return "a 'subset' question says \"apply only\" and names exactly the policies in force"
+    elif scope_ == "none":
+        if not says_none or says_only:
+            return "a 'none' question says the answer comes before any policy"
+    elif counterfactual:
+        if titles[withdrawn] not in question or "every other policy" not in question or says_only or says_none:
+            return "a counterfactual names the withdrawn policy and keeps every other policy in force"
+    elif says_only or says_none or "never been adopted" in question:
+        return "an 'all' question says nothing about which policies apply"
+    return None
+
+
+def states_trend_rule(question: str) -> bool:
+    """Does a trend question say how its direction is decided (the least-squares line and its flat band)?"""
+    text = " ".join(question.lower().replace("-", " ").split())
+    band = re.escape(f"{FLAT_BAND_PCT:g}")
+    return "least squares" in text and re.search(rf"(?<![\d.]){band}(?: ?%| percent)", text) is not None
 
 
 REQUIRED_KEYS = {

@@ -39,8 +39,15 @@ class AdapterWarehouse:
 
     def query(self, sql: str) -> tuple[list[str], list[tuple]]:
         """Run one query; return its column names and rows (decimals as floats, as DuckDB gives doubles)."""
-        names, _, rows = self.session.query(sql)
-        return names, [tuple(_plain(v) for v in row) for row in rows]
+        names, _, rows = self.typed_query(sql)
+        return names, rows
+
+    def typed_query(self, sql: str) -> tuple[list[str], list[str], list[tuple]]:
+        """`query`, with each column's type as the adapter names it: the precision a number was computed at,
+        which its float no longer tells (Spark's avg of a DECIMAL(p, s) is a DECIMAL(p + 4, s + 4), where
+        DuckDB's is a DOUBLE)."""
+        names, types, rows = self.session.query(sql)
+        return names, types, [tuple(_plain(v) for v in row) for row in rows]
 
     def query_each(self, queries: Iterable[str]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
         """Run many queries in this session, one after the other; yield each one's columns and rows, or its

@@ -10,15 +10,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dptool.errors import DptoolError
-from dptool.project import semantic
+from dptool.project import declarations, semantic
 
 DIMENSION_KINDS = ("temporal", "spatial", "categorical")
 RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
-METRIC_KEYS = ("label", "value", "unit", "format", "formula", "tier", "components", "grain")
+METRIC_KEYS = ("label", "value", "unit", "format", "formula", "tier", "components", "grain", "period", "duration")
 RULE_KEYS = ("title", "type", "effective_from", "applies_when", "modifies")
 METRIC_FORMATS = ("number", "percent", "currency")
 
@@ -66,9 +66,14 @@ class Metric:
     tier: str
     grain: str  # what one row is, plural: "reviews", "delivered orders"
     description: str
-    components: tuple[str, ...]
+    components: tuple[str, ...]  # a composite's inputs, each once: `value` is an expression over them
     tables: tuple[str, ...]  # Table.unique_id, reached through depends_on
-    columns: tuple[str, ...]
+    columns: tuple[str, ...]  # a composite's: those every component has (what it can be sliced by)
+    # the temporal Dimension.id whose date places a row in a period (a month, a quarter, a year): questions'
+    # windows and trends read it; "" when the metric's rows carry no date (meta.dptool.metric.period)
+    period: str = ""
+    period_doc: str = ""  # what that date is, as the metric model documents its column
+    duration: str = ""  # how the durations the metric measures are counted (meta.dptool.metric.duration)
 
 
 @dataclass(frozen=True)
@@ -101,9 +106,12 @@ class Catalog:
     dimension_weight: dict[str, int] = field(default_factory=dict)
 
     def dimensions_of(self, metric: Metric) -> list[Dimension]:
-        """Dimensions on the metric's tables that the metric model exposes as columns, one per column name."""
+        """Dimensions on the metric's tables that the metric model exposes as columns, one per column name;
+        of the temporal ones, only the metric's period."""
         found: dict[str, Dimension] = {}
         for dim in sorted(self.dimensions.values(), key=lambda d: d.id):
+            if dim.kind == "temporal" and dim.id != metric.period:
+                continue
             if dim.table in metric.tables and dim.column in metric.columns:
                 best = found.get(dim.column)
                 if best is None or self.dimension_weight.get(dim.id, 0) > self.dimension_weight.get(best.id, 0):
@@ -111,7 +119,41 @@ class Catalog:
         return sorted(found.values(), key=lambda d: d.id)
 
     def rules_of(self, metric_id: str) -> list[Rule]:
+        """The rules that declare they modify the metric itself (its rule -> metric edges)."""
         return sorted((r for r in self.rules.values() if metric_id in r.modifies), key=lambda r: r.id)
+
+    def metric_tree(self, metric_id: str) -> list[str]:
+        """The metric and every metric below it through components, each once, in the order met."""
+        found: list[str] = []
+        todo = [metric_id]
+        while todo:
+            current = todo.pop(0)
+            if current in found or current not in self.metrics:
+                continue
+            found.append(current)
+            todo.extend(self.metrics[current].components)
+        return found
+
+    def governing_rules(self, metric_id: str) -> list[Rule]:
+        """The rules in force for a metric: those that modify it, and through its components (recursively,
+        a cycle ends where it started) those that govern each component. Sorted by id."""
+        ids = {r.id for m in self.metric_tree(metric_id) for r in self.rules_of(m)}
+        return [self.rules[r] for r in sorted(ids)]
+
+    def rules_argument(self, metric_id: str, rules) -> list[str] | dict[str, list[str]]:
+        """`rules` as dptool.metric_query takes them for this metric.
+
+        A metric that is not a composite takes the list. A composite takes a mapping from every metric of its
+        tree (itself first) to the rules of `rules` that modify that metric; a rule that modifies none of them
+        applies to the composite itself.
+        """
+        rules = list(rules)
+        tree = self.metric_tree(metric_id)
+        if len(tree) == 1:
+            return rules
+        routed = {m: [r for r in rules if r in self.rules and m in self.rules[r].modifies] for m in tree}
+        routed[metric_id] += [r for r in rules if not any(r in v for v in routed.values())]
+        return routed
 
     def subset(self, domain: str) -> Catalog:
         """The part of the catalog that belongs to one domain."""
@@ -146,6 +188,7 @@ def load_catalog(manifest: dict, manifest_path: str = "manifest.json",
     maps a rule id to its document (markdown files of `--rules-dir`), for rule macros whose
     description is empty.
     """
+    declarations.check(manifest, manifest_path, metric_keys=METRIC_KEYS, rule_keys=RULE_KEYS)
     project = manifest.get("metadata", {}).get("project_name") or ""
     digest = hashlib.sha256(json.dumps(_hashed_part(manifest), sort_keys=True).encode()).hexdigest()
     catalog = Catalog(project=project, manifest_hash=digest)
@@ -232,7 +275,7 @@ def _load_table(catalog: Catalog, uid: str, node: dict, project: str) -> None:
     catalog.tables[uid] = table
     for col_name, col in sorted((node.get("columns") or {}).items()):
         kind = _dptool(col).get("dimension")
-        if kind is None:
+        if kind is None or kind is False:  # false: not a dimension (the semantic layer's import skips it too)
             continue
         if kind not in DIMENSION_KINDS:
             raise DptoolError(
@@ -289,15 +332,16 @@ def _load_metric(catalog: Catalog, uid: str, node: dict, nodes: dict, project: s
     fmt = decl.get("format", "number")
     if fmt not in METRIC_FORMATS:
         raise DptoolError(f"{where}: meta.dptool.metric.format is {fmt!r}; expected one of {', '.join(METRIC_FORMATS)}")
+    components = _component_ids(decl.get("components"), where)
     columns = tuple(node.get("columns") or {})
-    if not columns:
+    if not columns and not components:
         raise DptoolError(f"{where}: metric model documents no columns; list them in its properties file")
     tables = tuple(sorted(_tables_below(uid, nodes, catalog.tables)))
-    if not tables:
+    if not tables and not components:
         raise DptoolError(f"{where}: metric model reads no table marked meta.dptool.table")
-    components = decl.get("components") or []
-    if isinstance(components, str):
-        components = [components]
+    # a composite's period is placed once its tables and columns are known (_check_composites)
+    period = "" if components else period_dimension(catalog, tables, columns, decl.get("period"), where)
+    period_doc = _period_doc(catalog, node, period)
     catalog.metrics[node["name"]] = Metric(
         id=node["name"],
         unique_id=uid,
@@ -313,7 +357,159 @@ def _load_metric(catalog: Catalog, uid: str, node: dict, nodes: dict, project: s
         components=tuple(components),
         tables=tables,
         columns=columns,
+        period=period,
+        period_doc=period_doc.strip(),
+        duration=str(decl.get("duration") or "").strip() or _derived_duration(uid, nodes, catalog.tables),
     )
+
+
+def _period_doc(catalog: Catalog, node: dict, period: str) -> str:
+    """What the period's date is, as the metric model documents its column."""
+    if not period:
+        return ""
+    docs = node.get("columns") or {}
+    return ((docs.get(catalog.dimensions[period].column) or {}).get("description") or "").strip()
+
+
+def _component_ids(components, where: str) -> tuple[str, ...]:
+    """The metric names of `components`: names, or mappings {metric, alias, where} (an input with its own filter)."""
+    if not components:
+        return ()
+    if isinstance(components, str | dict):
+        components = [components]
+    ids: list[str] = []
+    for item in components:
+        name = item.get("metric") if isinstance(item, dict) else item
+        if not isinstance(name, str) or not name:
+            raise DptoolError(f"{where}: meta.dptool.metric.components lists {item!r}; expected a metric name or "
+                              "{metric: <name>, alias: <name in value>, where: <filter>}")
+        if name not in ids:
+            ids.append(name)
+    return tuple(ids)
+
+
+def _component_aliases(components) -> list[str]:
+    if isinstance(components, str | dict):
+        components = [components]
+    return [(c.get("alias") or c.get("metric")) if isinstance(c, dict) else c for c in components or []]
+
+
+def _check_composites(catalog: Catalog, manifest: dict) -> None:
+    """A composite's value is an expression over its components, its model refs them, its tables are theirs
+    and its columns those every component has (a slice of the composite must mean the same in each)."""
+    nodes = manifest.get("nodes", {})
+    done: dict[str, Metric] = {}
+
+    def resolve(metric_id: str, path: tuple[str, ...]) -> Metric:
+        metric = catalog.metrics[metric_id]
+        if not metric.components or metric_id in done:
+            return done.get(metric_id, metric)
+        node = nodes.get(metric.unique_id, {})
+        where = _where(node)
+        if metric_id in path:
+            raise DptoolError(f"{where}: meta.dptool.metric.components makes {metric_id!r} its own component "
+                              f"({' -> '.join((*path, metric_id))})")
+        parts = [resolve(c, (*path, metric_id)) for c in metric.components]
+        # a semantic-layer composite's model is dptool's own, and may not be written yet
+        declared = bool(node) and not semantic.is_generated(node)
+        decl = _dptool(node).get("metric") or {}
+        if declared:
+            _check_composite_value(metric, _component_aliases(decl.get("components")), where)
+        depends = set(node.get("depends_on", {}).get("nodes", []))
+        missing = [c for c in metric.components if catalog.metrics[c].unique_id not in depends]
+        if declared and missing:
+            names = ", ".join(repr(c) for c in metric.components)
+            raise DptoolError(f"{where}: meta.dptool.metric.components names {missing[0]!r}, which the model does not "
+                              f"ref; write the model as {{{{ dptool.composite_metric([{names}]) }}}}")
+        shared = [c for c in parts[0].columns if all(c in p.columns for p in parts[1:])]
+        documented = [c for c in metric.columns if c not in shared]
+        if documented:
+            raise DptoolError(f"{where}: columns.{documented[0]} is not a column of every component of the composite "
+                              f"({', '.join(metric.components)}); a composite is sliced by the columns they share")
+        tables = tuple(sorted({t for p in parts for t in p.tables} | set(metric.tables)))
+        columns = tuple(metric.columns or shared)
+        # declared, or the one date that places the rows of every component in a period
+        # the window's filter reaches each component: the date they share places the composite's rows
+        periods = {p.period for p in parts}
+        if len(periods) == 1:
+            period = periods.pop()
+        else:
+            period = period_dimension(catalog, tables, columns, decl.get("period"), where)
+        period_doc = _period_doc(catalog, node, period) or next((p.period_doc for p in parts if p.period == period), "")
+        done[metric_id] = Metric(**{**metric.__dict__, "columns": columns, "tables": tables, "period": period,
+                                    "period_doc": period_doc})
+        return done[metric_id]
+
+    for metric_id in sorted(catalog.metrics):
+        resolve(metric_id, ())
+    catalog.metrics.update(done)
+
+
+def _check_composite_value(metric: Metric, aliases: list[str], where: str) -> None:
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(metric.value)
+    except sqlglot.errors.ParseError:
+        return  # the dialect's own syntax: dbt's compile is the judge
+    names = {c.name for c in tree.find_all(exp.Column)}
+    unknown = sorted(names - set(aliases))
+    if unknown or tree.find(exp.AggFunc):
+        what = f"names {unknown[0]!r}, which is no component" if unknown else "aggregates rows"
+        raise DptoolError(f"{where}: meta.dptool.metric.value of a composite is an expression over its components "
+                          f"({', '.join(aliases)}), e.g. {' / '.join(aliases[:2])}; it {what}")
+    unused = [a for a in aliases if a not in names]
+    if unused:
+        raise DptoolError(f"{where}: meta.dptool.metric.value does not use component {unused[0]!r}")
+
+
+def period_dimension(catalog: Catalog, tables: tuple[str, ...], columns: tuple[str, ...], declared,
+                     where: str) -> str:
+    """The temporal dimension whose date places a metric's rows in a period: the one `declared` names
+    (`table.column`, or a column when one table of the metric has it), else the only one the metric
+    exposes. Several and none declared is an error: dptool never picks one of them silently."""
+    found = [d for d in sorted(catalog.dimensions.values(), key=lambda d: d.id)
+             if d.kind == "temporal" and d.table in tables and d.column in columns]
+
+    def named(d: Dimension) -> str:
+        return f"{catalog.tables[d.table].name}.{d.column}"
+
+    if declared is None or declared == "":
+        if len(found) > 1:
+            raise DptoolError(f"{where}: meta.dptool.metric.period is missing, and the metric's columns are "
+                              f"{len(found)} temporal dimensions ({', '.join(named(d) for d in found)}); name the "
+                              "one whose date places a row in a period (period: table.column)")
+        return found[0].id if found else ""
+    text = str(declared).strip()
+    table, _, column = text.rpartition(".")
+    match = [d for d in found if d.column == column and (not table or catalog.tables[d.table].name == table)]
+    if len(match) == 1:
+        return match[0].id
+    if match:
+        raise DptoolError(f"{where}: meta.dptool.metric.period is {text!r}, a column of "
+                          f"{', '.join(named(d) for d in match)}; name one as table.column")
+    exposed = ", ".join(named(d) for d in found) or "none"
+    raise DptoolError(f"{where}: meta.dptool.metric.period is {text!r}, which is no temporal dimension of the "
+                      f"metric's tables that its model exposes as a column (those are: {exposed}); mark the "
+                      "column `meta.dptool.dimension: temporal` on its table and list it among the metric's columns")
+
+
+DAYS_BETWEEN = "macro.dptool.days_between"
+DATEDIFF = "macro.dbt.datediff"
+
+
+def _derived_duration(uid: str, nodes: dict, tables: dict) -> str:
+    """How a metric counts durations when its model says so unambiguously: the model computes them with
+    dptool.days_between (whole calendar days), and with no other date difference."""
+    macros = set((nodes.get(uid, {}).get("depends_on") or {}).get("macros") or [])
+    if DAYS_BETWEEN in macros and DATEDIFF not in macros:
+        return CALENDAR_DAYS
+    return ""
+
+
+CALENDAR_DAYS = ("whole calendar days between two dates: the difference of their dates, the times of day "
+                 "ignored (an order placed at 23:50 and delivered at 00:10 the next day took 1 day)")
 
 
 def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict, documents: dict[str, str]) -> None:
@@ -396,9 +592,10 @@ def _check_references(catalog: Catalog, manifest: dict, manifest_path: str) -> N
         for component in metric.components:
             if component not in catalog.metrics:
                 raise DptoolError(
-                    f"{_where(manifest['nodes'][metric.unique_id])}: meta.dptool.metric.components names "
+                    f"{_where(manifest['nodes'].get(metric.unique_id, {}))}: meta.dptool.metric.components names "
                     f"unknown metric {component!r}"
                 )
+    _check_composites(catalog, manifest)
     if not catalog.metrics:
         skipped = getattr(catalog.semantic, "skipped", None) or {}
         also = f" ({len(skipped)} semantic-layer metrics were skipped: {', '.join(sorted(skipped))})" if skipped else ""
@@ -426,7 +623,10 @@ def _extend_with_semantic_layer(catalog: Catalog, manifest: dict) -> None:
         if model.node_id not in catalog.tables:
             catalog.tables[model.node_id] = Table(model.node_id, model.table_name, model.domain, model.relation_name,
                                                   model.description, dict(model.column_docs))
+    nodes = manifest.get("nodes", {})
     for node_id, column, kind, label in layer.dimensions:
+        if _dptool(((nodes.get(node_id) or {}).get("columns") or {}).get(column) or {}).get("dimension") is False:
+            continue  # the node's column says it is no dimension
         if node_id in catalog.tables:
             dim = Dimension(node_id, column, kind, label)
             catalog.dimensions.setdefault(dim.id, dim)
@@ -444,6 +644,14 @@ def _extend_with_semantic_layer(catalog: Catalog, manifest: dict) -> None:
             grain=d["grain"], description=m.description, components=m.components, tables=m.tables,
             columns=tuple(n for _, n in m.columns),
         )
+        columns = catalog.metrics[name].columns
+        where = f"{m.semantic_model}: metric {m.metric}"
+        # a composite's period is its inputs' (_check_composites)
+        period = "" if m.components else period_dimension(catalog, m.tables, columns, d.get("period"), where)
+        doc = catalog.tables[catalog.dimensions[period].table].columns.get(catalog.dimensions[period].column, "") \
+            if period else ""
+        catalog.metrics[name] = replace(catalog.metrics[name], period=period, period_doc=doc.strip(),
+                                        duration=str(d.get("duration") or "").strip())
 
 
 def _joined_models(m: semantic.MetricModel, layer: semantic.SemanticLayer) -> list[str]:

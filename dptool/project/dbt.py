@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dptool.errors import DptoolError
+from dptool.project.declarations import check_manifest
 
 # dbt must not try to phone home from a machine without internet.
 os.environ.setdefault("DO_NOT_TRACK", "1")
@@ -96,9 +97,11 @@ class DbtProject:
         if not path.is_file():
             raise DptoolError(f"{path}: no manifest; run `dbt parse` (or `dbt build`) in {self.project_dir} first")
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            manifest = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise DptoolError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        check_manifest(manifest, str(path))
+        return manifest
 
     def run(self, *args: str, on_node_done: Callable[[], None] | None = None) -> list[NodeResult]:
         """Run one dbt command (e.g. "build", "--select", "tag:x") and return its per-node results.

@@ -1,8 +1,9 @@
 """`dptool init` and `dptool rule new`: set a dbt project up for dptool, and scaffold a rule.
 
-Both only add: a line to packages.yml (or dependencies.yml) and to .gitignore, and new files. An existing
-file of the user's is never rewritten; a dry run says what would change and writes nothing. Running init
-twice changes nothing the second time.
+Both only add: a line to packages.yml (or dependencies.yml), lines to .gitignore, selectors to selectors.yml,
+and new files. An existing file of the user's is never rewritten; what init cannot add safely it says in one
+line (a note). A dry run says what would change and writes nothing. Running init twice changes nothing the
+second time.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ import dptool
 from dptool.errors import DptoolError
 
 GENERATED = ("models/dptool_gold/", "models/dptool_semantic/")
+GOLD = "dptool_gold"  # the gold models' tag, group, custom schema and selector
+DEFAULT_SELECTOR = "everything_but_dptool_gold"
+# the line that keeps gold models in their schema whatever else a project's generate_schema_name does
+SCHEMA_LINE = "{%- if custom_schema_name == 'dptool_gold' %}{{ return('dptool_gold') }}{% endif -%}"
 RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
 _ID = re.compile(r"[a-z][a-z0-9_]*")
 
@@ -76,13 +81,18 @@ def plan_init(project_dir: str | Path) -> tuple[Path, dict, list[Change]]:
         raise DptoolError(f"{root / 'dbt_project.yml'}: model-paths is {models}; dptool writes its models under "
                           "models/dptool_gold/ and models/dptool_semantic/, so add \"models\" to model-paths")
     changes = [_package_change(root)]
+    schema = _schema_change(root, macros)
     if _enforces_contracts(conf.get("models")):
         changes.append(Change("models/dptool_gold/", "note", "your models enforce contracts, which gold and semantic-"
                               f"layer models cannot: under models: {conf['name']}: add dptool_gold: {{+contract: "
                               "{enforced: false}} and dptool_semantic: {+contract: {enforced: false}}"))
     else:
+        where = "" if schema else ": with dbt's own generate_schema_name, <target schema>_dptool_gold"
         changes.append(Change("models/dptool_gold/", "ok", "nothing to configure: gold models set their own config "
-                              "(table, schema dptool_gold)"))
+                              f"(table, tag and group dptool_gold, custom schema dptool_gold{where})"))
+    if schema:
+        changes.append(schema)
+    changes.append(_selectors_change(root))
     changes.append(_gitignore_change(root))
     docs = _docs_dir(conf, models[0])
     for rel, text, what in _examples(macros[0], docs):
@@ -194,6 +204,119 @@ def _version_of(folder: Path) -> str:
         return ""
 
 
+# --- where gold models land: the project's generate_schema_name ----------------------------------------------
+
+_SCHEMA_MACRO = re.compile(r"\{%-?\s*macro\s+generate_schema_name\s*\(")
+
+
+def _schema_change(root: Path, macro_paths: list[str]) -> Change | None:
+    """Gold models ask for the custom schema dptool_gold; the project's generate_schema_name, if it has one,
+    decides the schema (None: it has none, and dbt's own makes it <target schema>_dptool_gold)."""
+    for folder in macro_paths:
+        for path in sorted((root / folder).rglob("*.sql")) if (root / folder).is_dir() else []:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if not _SCHEMA_MACRO.search(text):
+                continue
+            rel = path.relative_to(root).as_posix()
+            if GOLD in text:
+                return Change(rel, "ok", "its generate_schema_name places the gold models (custom schema dptool_gold)")
+            return Change(rel, "note", "its generate_schema_name decides where gold models land (they ask for the "
+                                       "custom schema dptool_gold); to keep them in schema dptool_gold, make this "
+                                       f"the macro's first line: {SCHEMA_LINE}")
+    return None
+
+
+# --- selectors.yml: everyday builds without the gold models ---------------------------------------------------
+
+SELECTORS_HEADER = """\
+# dbt selectors. With no --select, --exclude or --selector, dbt (build, run, test, compile, ls, docs generate)
+# uses the one with `default: true`.
+selectors:
+"""
+DEFAULT_SELECTOR_YML = f"""\
+- name: {DEFAULT_SELECTOR}
+  description: "Every node but dptool's gold models and their tests: what a plain `dbt build` builds."
+  default: true
+  definition:
+    union:
+      - method: fqn
+        value: "*"
+      - exclude:
+          - method: tag
+            value: {GOLD}
+"""
+GOLD_SELECTOR_YML = f"""\
+- name: {GOLD}
+  description: "dptool's gold models, their rule tests and their overview: `dbt build --selector {GOLD}`."
+  definition:
+    method: tag
+    value: {GOLD}
+"""
+
+
+def _selectors_change(root: Path) -> Change:
+    """Add a default selector without the gold models and a selector of them, to what selectors.yml holds."""
+    path = root / "selectors.yml"
+    if not path.exists():
+        return Change("selectors.yml", "create", f"a plain `dbt build` skips the gold models (default selector "
+                      f"{DEFAULT_SELECTOR}); `dbt build --selector {GOLD}` builds them",
+                      SELECTORS_HEADER + _indent(DEFAULT_SELECTOR_YML + GOLD_SELECTOR_YML, "  "))
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        raise DptoolError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+    selectors = (data or {}).get("selectors") or []
+    if not isinstance(selectors, list) or not all(isinstance(s, dict) for s in selectors):
+        raise DptoolError(f"{path}: `selectors` is not a list of selectors")
+    names = {s.get("name") for s in selectors}
+    default = next((s for s in selectors if s.get("default") is True), None)
+    missing = ([] if default else [DEFAULT_SELECTOR_YML]) + ([] if GOLD in names else [GOLD_SELECTOR_YML])
+    problem = ""
+    if default is not None and not _excludes_gold(default.get("definition")):
+        problem = (f"your default selector {default.get('name')!r} builds the gold models too: add "
+                   f"`- exclude: [{{method: tag, value: {GOLD}}}]` to the union of its definition")
+    if not missing:
+        return Change("selectors.yml", "note", problem) if problem else \
+            Change("selectors.yml", "ok", f"a plain `dbt build` skips the gold models; `dbt build --selector {GOLD}` "
+                                          "builds them")
+    block = re.search(r"^selectors:[ \t]*(#.*)?$", text, re.M)
+    items = re.findall(r"^([ \t]*)- ", text[block.end():], re.M) if block else []
+    last_key = max((m.start() for m in re.finditer(r"^[A-Za-z_]", text, re.M)), default=-1)
+    what = " and ".join(f"selector {yaml.safe_load(m)[0]['name']}" for m in missing)
+    if block is None or not items or last_key != block.start():
+        return Change("selectors.yml", "note", f"cannot add to it safely; add the {what} yourself (the README's "
+                                               "\"Everyday builds\" shows them)")
+    return Change("selectors.yml", "append", what + (f"; {problem}" if problem else ""),
+                  _indent("".join(missing), items[0]))
+
+
+def _excludes_gold(definition) -> bool:
+    """Whether a selector definition excludes the gold models' tag somewhere."""
+    if isinstance(definition, dict):
+        for key, value in definition.items():
+            if key == "exclude" and _names_gold(value):
+                return True
+            if _excludes_gold(value):
+                return True
+    elif isinstance(definition, list):
+        return any(_excludes_gold(item) for item in definition)
+    return False
+
+
+def _names_gold(value) -> bool:
+    if isinstance(value, dict):
+        return (value.get("method") == "tag" and value.get("value") == GOLD) or any(
+            _names_gold(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_names_gold(v) for v in value)
+    return isinstance(value, str) and value.strip() == f"tag:{GOLD}"
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "".join(prefix + line if line.strip() else line for line in text.splitlines(keepends=True))
+
+
 def _gitignore_change(root: Path) -> Change:
     path = root / ".gitignore"
     if not path.exists():
@@ -247,7 +370,10 @@ EXAMPLES_YML = """\
 #             unit: days
 #             format: number            # number | percent | currency
 #             formula: AVG(days from purchase to delivery) over delivered orders
-#             grain: delivered orders
+#             grain: delivered orders     # what one row is: counts and averages run over these
+#             period: orders.ordered_at   # the date that places a row in a month, quarter or year (a temporal
+#                                         # dimension the model exposes; `table.column` when two tables have one)
+#             duration: whole calendar days from purchase to delivery, the times of day ignored
 #     columns:
 #       - {name: order_id}
 #       - {name: ordered_at}
@@ -318,25 +444,76 @@ def _examples(macro_dir: str, docs_dir: str) -> list[tuple[str, str, str]]:
 
 # --- dptool rule new ------------------------------------------------------------------------------------------
 
-def plan_rule(project_dir: str | Path, rule_id: str, metric: str, rule_type: str = "definitional",
+def project_metrics(root: Path) -> tuple[set[str], dict[str, str], dict[str, str]] | None:
+    """From the project's last manifest, if any: its metric ids (declared and from the semantic layer), the
+    semantic metrics declared under another id (name -> id) and those dptool skips (name -> why)."""
+    from dptool.project import semantic
+    from dptool.project.declarations import check_manifest
+
+    path = root / "target" / "manifest.json"
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        check_manifest(manifest, str(path))
+    except (OSError, json.JSONDecodeError, DptoolError):
+        return None  # an unreadable manifest: the metrics are taken as given, as without one
+    declared = {n["name"] for n in manifest.get("nodes", {}).values()
+                if n.get("resource_type") == "model" and "metric" in ((n.get("config") or {}).get("meta") or
+                                                                       n.get("meta") or {}).get("dptool", {})}
+    layer = semantic.read_layer(manifest, "")
+    renamed = {m.metric: m.name for m in layer.metrics.values() if m.metric != m.name}
+    return declared | set(layer.metrics), renamed, dict(layer.skipped)
+
+
+def resolve_metrics(root: Path, metrics: list[str]) -> tuple[list[str], list[str]]:
+    """The metric ids a new rule modifies, checked against the last manifest, and notes for the user (a semantic
+    metric declared under another id becomes that id; no manifest: taken as given)."""
+    found = project_metrics(root)
+    if found is None:
+        return list(metrics), [f"(metric {m!r} not checked: no target/manifest.json yet)" for m in metrics]
+    known, renamed, skipped = found
+    ids, notes = [], []
+    for m in metrics:
+        if m in known:
+            ids.append(m)
+        elif m in renamed:
+            ids.append(renamed[m])
+            notes.append(f"--metric {m}: {m!r} is the semantic metric {m!r}, declared as {renamed[m]!r} (a model is "
+                         f"named {m!r}); the rule modifies {renamed[m]}")
+        elif m in skipped:
+            raise DptoolError(f"--metric {m!r} is a semantic metric dptool skips ({skipped[m]}); a rule can modify "
+                              f"only a metric of the catalog: {', '.join(sorted(known))}")
+        else:
+            raise DptoolError(f"--metric {m!r} is not a metric of this project; its metrics: "
+                              f"{', '.join(sorted(known))}")
+    return list(dict.fromkeys(ids)), notes
+
+
+def plan_rule(project_dir: str | Path, rule_id: str, metrics: list[str] | str, rule_type: str = "definitional",
               title: str | None = None, rules_dir: str | None = None) -> tuple[Path, list[Change]]:
-    """The files of a new rule: its macro, its properties, and its document (a docs block, or a markdown
-    file in `rules_dir`). Refuses to touch a file that exists."""
+    """The files of a new rule of one or more metrics: its macro, its properties, and its document (a docs
+    block, or a markdown file in `rules_dir`). Refuses to touch a file that exists."""
     root, conf = _project(project_dir)
     rule_id = rule_id.removeprefix("rule__")
     if not _ID.fullmatch(rule_id):
         raise DptoolError(f"{rule_id!r}: a rule id is lower-case letters, digits and underscores, from a letter")
     if rule_type not in RULE_TYPES:
         raise DptoolError(f"--type {rule_type!r}: expected one of {', '.join(RULE_TYPES)}")
-    if not _ID.fullmatch(metric):
-        raise DptoolError(f"--metric {metric!r}: not a metric id")
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    if not metrics:
+        raise DptoolError("--metric: name at least one metric the rule modifies")
+    for metric in metrics:
+        if not _ID.fullmatch(metric):
+            raise DptoolError(f"--metric {metric!r}: not a metric id")
     macro_dir = _paths(conf, "macro-paths", ["macros"])[0] + "/dptool_rules"
     title = title or rule_id.replace("_", " ").capitalize()
     name = f"rule__{rule_id}"
+    which = f"\n      It modifies {', '.join(metrics)}: `metric` is the one being computed." if len(metrics) > 1 else ""
     sql = f"""\
 {{% macro {name}(metric, q) %}}
-  {{#- {title}: change the query spec `q` of the metric and return it. A rule that changes nothing is
-      dropped by dbt's test dptool.rule_changes_answer. For example:
+  {{#- {title}: change the query spec `q` of the metric and return it.{which} A rule that changes nothing
+      is dropped by dbt's test dptool.rule_changes_answer. For example:
         {{% do q.where.append("amount > 0") %}}                          leave rows out
         {{% do q.columns.update({{'amount': "amount * 0.9"}}) %}}           redefine a row-level column
         {{% do q.update({{'value': "sum(amount) / 12"}}) %}}               redefine the aggregate
@@ -350,9 +527,10 @@ def plan_rule(project_dir: str | Path, rule_id: str, metric: str, rule_type: str
         props.append(f"    description: '{{{{ doc(\"{name}\") }}}}'")
     props += ["    meta:", "      dptool:", "        rule:", f"          title: {json.dumps(title)}",
               f"          type: {rule_type}", "          # effective_from: \"2024-01-01\"",
-              f"          modifies: [{metric}]",
+              f"          modifies: [{', '.join(metrics)}]",
               "          # applies_when: {dimension_column: value}    # a conditional rule's dimension value", ""]
-    body = (f"# {title}\n\nTODO: write the rule as the business states it: what it changes in {metric}, for which "
+    body = (f"# {title}\n\nTODO: write the rule as the business states it: what it changes in "
+            f"{' and '.join(metrics)}, for which "
             "rows, from when, and why. An agent must find this document and apply it to answer correctly.\n")
     changes = [Change(f"{macro_dir}/{name}.sql", "create", "the rule macro: make it change q", sql),
                Change(f"{macro_dir}/{name}.yml", "create", "its properties (meta.dptool.rule)", "\n".join(props))]

@@ -14,12 +14,15 @@ What translates, and how (MetricFlow's semantics, one row of the semantic model'
   aggregate (`sum(case when <filter> then amount end)`), so a ratio's numerator can filter while its
   denominator does not. Both manifest shapes: `type_params.measure` (a measure of a semantic model) and
   `type_params.metric_aggregation_params` (a metric that carries its own aggregation).
-- ratio: `1.0 * numerator / nullif(denominator, 0)`; derived: its `expr` with each input metric (by
-  alias) replaced by its aggregate. Every input must aggregate rows of the same semantic model.
+- ratio and derived: a composite, as MetricFlow computes them: each input is a catalog metric computed under
+  its own filter (the input's and the metric's) and its own rules, and the value combines them per group:
+  `1.0 * numerator / nullif(denominator, 0)`, or the derived metric's `expr` over its inputs' aliases. Every
+  input must aggregate rows of the same semantic model (so that a window means the same time in each).
 - filters: `Dimension('entity__dim')`, `TimeDimension(...)`, `Entity(...)` resolve to the metric
   model's columns (joined dimensions included); `Metric(...)` filters do not translate.
 - dimensions: categorical dimensions that are plain columns, and each measure's agg_time_dimension,
-  become catalog dimensions of the semantic model's node (an agent-visible table); entities become joins.
+  become catalog dimensions of the semantic model's node (an agent-visible table), except one whose
+  `config.meta.dptool.dimension` (or its node column's `meta.dptool.dimension`) is false; entities become joins.
 
 Cumulative and conversion metrics, offsets, semi-additive measures and metrics whose inputs live in
 different semantic models have no single row grain: each is skipped with its reason, and the run goes on.
@@ -46,7 +49,7 @@ BASE = "dptool_base"  # the alias of the semantic model's node in a generated mo
 PRIMARY_LIKE = ("primary", "unique", "natural")
 COUNTING = {"count", "count_distinct", "sum_boolean"}
 METRIC_FORMATS = ("number", "percent", "currency")
-DECL_KEYS = ("label", "value", "unit", "format", "formula", "tier", "grain")
+DECL_KEYS = ("label", "value", "unit", "format", "formula", "tier", "grain", "period", "duration")
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
@@ -87,7 +90,9 @@ class MetricModel:
     decl: dict  # meta.dptool.metric
     description: str
     tables: tuple[str, ...]  # node unique_ids: the semantic model's and the joined ones
-    components: tuple[str, ...] = ()
+    components: tuple[str, ...] = ()  # a composite's inputs (catalog metric names), each once
+    # a ratio's or derived metric's inputs: {metric (the semantic metric), alias (its name in `value`), where}
+    inputs: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -100,6 +105,7 @@ class SemanticLayer:
     models: dict[str, SemanticModel] = field(default_factory=dict)
     joins: list[tuple[str, str, str, str]] = field(default_factory=list)  # (from node, column, to node, column)
     dimensions: list[tuple[str, str, str, str]] = field(default_factory=list)  # (node, column, kind, label)
+    declared: set[str] = field(default_factory=set)  # semantic metrics a dptool metric model of that name wins over
 
 
 def is_generated(node: dict) -> bool:
@@ -131,11 +137,11 @@ def read_layer(manifest: dict, project: str) -> SemanticLayer:
             layer.joins.append((model.node_id, base_col, layer.models[joined].node_id, joined_col))
         for time_dim in sorted(_agg_time_dimensions(model)):
             dim = model.dimensions.get(time_dim)
-            if dim and dim["type"] == "time" and _PLAIN.fullmatch(dim["expr"]):
+            if dim and dim["type"] == "time" and _PLAIN.fullmatch(dim["expr"]) and _kind(dim) is not False:
                 layer.dimensions.append((model.node_id, dim["expr"], "temporal", dim["label"]))
         for name, dim in model.dimensions.items():
-            if dim["type"] == "categorical" and _PLAIN.fullmatch(dim["expr"]):
-                kind = (dim["meta"].get("dptool") or {}).get("dimension") or "categorical"
+            if dim["type"] == "categorical" and _PLAIN.fullmatch(dim["expr"]) and _kind(dim) is not False:
+                kind = _kind(dim) or "categorical"
                 if kind not in ("spatial", "categorical"):
                     raise DptoolError(f"{model.file}: semantic model {model.name!r}: dimensions.{name}.config.meta."
                                       f"dptool.dimension is {kind!r}; a categorical dimension may be spatial or "
@@ -152,6 +158,7 @@ def read_layer(manifest: dict, project: str) -> SemanticLayer:
         existing = taken.get(name)
         if existing is not None and "metric" in (_dptool(existing)):
             layer.skipped[name] = f"declared by the dptool metric model {existing.get('unique_id')}, which wins"
+            layer.declared.add(name)
             continue
         model_name = name
         if existing is not None:
@@ -164,11 +171,44 @@ def read_layer(manifest: dict, project: str) -> SemanticLayer:
             layer.metrics[model_name] = translator.translate(metric, model_name)
         except Untranslatable as exc:
             layer.skipped[name] = str(exc)
-    translated = {m.metric: m.name for m in layer.metrics.values()}
-    for m in layer.metrics.values():
-        inputs = _input_names(metrics[m.metric])
-        m.components = tuple(sorted({translated[i] for i in inputs if i in translated and i != m.metric}))
+    _resolve_inputs(layer)
     return layer
+
+
+def _resolve_inputs(layer: SemanticLayer) -> None:
+    """Point each composite's inputs at the catalog metrics (generated models) of its input metrics; a composite
+    whose input was skipped is skipped too, with the input's reason."""
+    changed = True
+    while changed:
+        changed = False
+        # an input a dptool metric model declares is that catalog metric
+        translated = {**{n: n for n in layer.declared}, **{m.metric: m.name for m in layer.metrics.values()}}
+        for name, m in sorted(layer.metrics.items()):
+            missing = [i["metric"] for i in m.inputs if i["metric"] not in translated]
+            if missing:
+                reason = layer.skipped.get(missing[0]) or "it is not translated"
+                layer.skipped[m.metric] = f"its input {missing[0]!r} is skipped: {reason}"
+                del layer.metrics[name]
+                changed = True
+    translated = {**{n: n for n in layer.declared}, **{m.metric: m.name for m in layer.metrics.values()}}
+    for m in layer.metrics.values():
+        if not m.inputs:
+            continue
+        components = []
+        for item in m.inputs:
+            entry = {"metric": translated[item["metric"]]}
+            if item["alias"] != entry["metric"]:
+                entry["alias"] = item["alias"]
+            if item["where"]:
+                entry["where"] = item["where"]
+            components.append(entry if len(entry) > 1 else entry["metric"])
+        m.decl["components"] = components
+        m.components = tuple(dict.fromkeys(translated[i["metric"]] for i in m.inputs))
+
+
+def _kind(dim: dict):
+    """A dimension's `config.meta.dptool.dimension`: spatial, categorical, false (not a dimension), or None."""
+    return (dim["meta"].get("dptool") or {}).get("dimension")
 
 
 def _why_not(metric: dict) -> str:
@@ -289,6 +329,11 @@ def _input_names(metric: dict) -> list[str]:
     names = [(params.get(k) or {}).get("name") for k in ("numerator", "denominator")]
     names += [m.get("name") for m in params.get("metrics") or []]
     return [n for n in names if n]
+
+
+def _item(item) -> dict:
+    """A ratio's numerator or denominator, or a derived metric's input, as a mapping with at least `name`."""
+    return {"name": item} if isinstance(item, str) else dict(item or {})
 
 
 def _templates(filter_: dict | None) -> list[str]:
@@ -465,14 +510,49 @@ class _Translator:
             raise Untranslatable(f"its inputs aggregate rows of semantic models {model.name!r} and {piece.model!r}: "
                                  "no single row grain")
         decl = self._declaration(metric, piece, model)
+        inputs: list[dict] = []
+        if metric.get("type") in ("ratio", "derived"):
+            inputs, decl["value"] = self._composite(metric)
         description = metric.get("description") or ""
         return MetricModel(
             name=model_name, metric=name, semantic_model=model.name, ref_call=model.ref_call, joins=shape.joins,
-            columns=shape.columns, decl=decl,
+            columns=[] if inputs else shape.columns, decl=decl,
             description=(f"{decl['label']} — from the dbt semantic layer (metric `{name}`, semantic model "
                          f"`{model.name}`)." + (f" {description.strip()}" if description.strip() else "")),
             tables=tuple(sorted({model.node_id, *(m.node_id for m in shape.joined.values())})),
+            inputs=inputs,
         )
+
+    def _composite(self, metric: dict) -> tuple[list[dict], str]:
+        """A ratio's or derived metric's inputs ({metric, alias, where}) and its value over their aliases."""
+        params = metric.get("type_params") or {}
+        shared = _templates(metric.get("filter"))
+        if metric.get("type") == "ratio":
+            items = [_item(params.get("numerator")), _item(params.get("denominator"))]
+            aliases = [i.get("alias") or i.get("name") for i in items]
+            if aliases[0] == aliases[1]:
+                aliases = [f"{aliases[0]}_numerator", f"{aliases[1]}_denominator"]
+            value = f"1.0 * {aliases[0]} / nullif({aliases[1]}, 0)"
+        else:
+            items = [_item(i) for i in params.get("metrics") or []]
+            aliases = [i.get("alias") or i.get("name") for i in items]
+            value = str(params.get("expr") or aliases[0])
+        inputs = []
+        for item, alias in zip(items, aliases, strict=True):
+            where = [self._input_filter(item["name"], t) for t in [*_templates(item.get("filter")), *shared]]
+            inputs.append({"metric": item["name"], "alias": alias, "where": where})
+        return inputs, value
+
+    def _input_filter(self, name: str, template: str) -> str:
+        """A filter of a composite's input, over the columns of the input's own model."""
+        model_name, time_dim = self._home(self.metrics[name], set())
+        shape = _Shape(self.models[model_name], self.models, self.owners, self.dialect, time_dim)
+        before = shape.names
+        sql = self._render(template, shape, time_dim)
+        if shape.names != before:
+            raise Untranslatable(f"the filter {template!r} of input {name!r} reads "
+                                 f"{sorted(shape.names - before)[0]!r}, which the input's own model does not have")
+        return sql
 
     def _home(self, metric: dict, seen: set) -> tuple[str, str | None]:
         """(semantic model, agg time dimension) of the metric's first measure."""
@@ -636,6 +716,9 @@ class _Translator:
             "tier": "L1" if kind == "simple" else "L2",
             "grain": model.name.replace("_", " "),
         }
+        time_dim = model.dimensions.get(piece.time_dim or "")
+        if time_dim and time_dim["type"] == "time" and _PLAIN.fullmatch(time_dim["expr"]):
+            decl["period"] = f"{model.table_name}.{time_dim['expr']}"  # the measure's agg_time_dimension
         override = _dptool(metric)
         given = (override or {}).get("metric") if isinstance(override, dict) else None
         if given is not None:
@@ -712,6 +795,11 @@ def _substitute(expr: str, values: dict[str, str]) -> str:
 # --- the generated models -------------------------------------------------------------------------------------
 
 def model_sql(m: MetricModel) -> str:
+    if m.inputs:
+        return "".join([HEADER, f"-- metric `{m.metric}`: a composite of {', '.join(m.components)}, each computed "
+                        "under its own filter and rules (dptool.metric_query)\n",
+                        "{{ config(materialized='ephemeral', tags=['dptool_semantic']) }}\n",
+                        "{{ dptool.composite_metric(" + json.dumps(list(m.components)) + ") }}\n"])
     lines = [HEADER, f"-- metric `{m.metric}`: one row per row of semantic model `{m.semantic_model}`, joined "
              "through its foreign entities\n", "{{ config(materialized='ephemeral', tags=['dptool_semantic']) }}\n",
              "select\n"]
@@ -731,7 +819,7 @@ def properties(layer: SemanticLayer) -> str:
             "description": m.description,
             "config": {"meta": {"dptool": {"metric": dict(m.decl),
                                            "semantic": {"metric": m.metric, "semantic_model": m.semantic_model}}}},
-            "columns": [{"name": n} for _, n in m.columns],
+            **({"columns": [{"name": n} for _, n in m.columns]} if m.columns else {}),
         })
     text = yaml.safe_dump({"version": 2, "models": models}, sort_keys=False, allow_unicode=True, width=1000)
     return "# written by `dptool generate` from the dbt semantic layer; do not edit\n" + text

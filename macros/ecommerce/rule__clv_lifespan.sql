@@ -1,7 +1,9 @@
 {% macro rule__clv_lifespan(metric, q) %}
-  {#- only purchases within 365 days of the person's first order add to lifetime value; later orders
-      add nothing, while the buyer still counts -#}
-  {% do q.columns.update({'order_value':
-      'case when days_since_first_purchase <= 365 then order_value else 0 end'}) %}
+  {#- CLV = GMV / buyers: only purchases within 365 days of the person's first order add value (their item
+      price and freight); later orders add nothing, while the buyer still counts -#}
+  {% for col in ['price', 'freight_value'] %}
+    {% set prev = q.columns.get(col, col) %}
+    {% do q.columns.update({col: 'case when days_since_first_purchase <= 365 then (' ~ prev ~ ') else 0 end'}) %}
+  {% endfor %}
   {{ return(q) }}
 {% endmacro %}

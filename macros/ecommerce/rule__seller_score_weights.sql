@@ -1,5 +1,5 @@
 {% macro rule__seller_score_weights(metric, q) %}
-  {#- the Seller Performance Committee's weights replace the catalog's default 0.6 / 0.4 -#}
-  {% do q.update({'value': '0.7 * avg(on_time_flag) + 0.3 * avg(satisfied_flag)'}) %}
+  {#- the Seller Performance Committee's weights replace the catalog's default 0.6 / 0.4 of the two components -#}
+  {% do q.update({'value': '0.7 * on_time_delivery_rate + 0.3 * csat'}) %}
   {{ return(q) }}
 {% endmacro %}

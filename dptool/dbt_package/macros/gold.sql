@@ -5,6 +5,8 @@
   the rule-modified query side by side, told apart by `variant` ('base' | 'gold'). The compiled SQL is
   the task's provenance; dptool cuts `gold_sql` and `base_sql` out of it by their CTE names
   (dptool_gold, dptool_base).
+  `rules` and `base_rules` are what dptool.metric_query takes: a list, or for a composite a mapping from each
+  metric it is made of to that metric's rules.
 -#}
 {% macro gold(metric, rules=[], where=[], group_by=[], shape='value', k=none, min_rows=none, period=none,
               base_rules=[]) %}

@@ -2,7 +2,7 @@
   metric_query(metric, rules, where, group_by, shape, k, min_rows, period) -> SQL
 
   Builds the query spec `q` of a metric from its model's `meta.dptool.metric`, lets each rule macro
-  `rule__<id>(metric, q)` change it in order, and renders it. Shapes:
+  `rule__<id>(metric, q)` change it in order, and renders it (dptool.build_metric_spec). Shapes:
     value   -> one row: value
     grouped -> one row per group: <group_by...>, value
     ranking -> the top k groups: <group_by...>, value, rank
@@ -10,28 +10,33 @@
     stats   -> per group: <group_by...>, n, mean, variance (of an avg() metric's measure)
   `min_rows` keeps only groups of at least that many rows (a ranking of tiny groups is noise).
   `period` is an expression of a time column (e.g. its month); the `series` shape has one row per period.
+
+  `rules` lists the rules of the metric itself. A composite (meta.dptool.metric.components) is computed
+  per group from its components, each under its own rules: pass `rules` as a mapping from each metric of
+  the composite (itself included) to its rules, e.g. {'gmv_per_active_seller': [], 'gmv':
+  ['revenue_recognition'], 'active_sellers': ['active_seller_definition']}.
 -#}
 {% macro metric_query(metric, rules=[], where=[], group_by=[], shape='value', k=none, min_rows=none, period=none) %}
-  {%- set relation = ref(metric) -%}
   {%- if not execute -%}
+    {%- do dptool.ref_metrics(metric, rules) -%}
     {{ return('select 1 as value') }}
   {%- endif -%}
-  {%- set q = dptool.metric_spec(metric, relation) -%}
-  {%- do q.where.extend(where) -%}
-  {%- do q.group_by.extend(group_by) -%}
-  {%- do q.update({'period': period}) -%}
-  {%- if min_rows is not none -%}
-    {%- do q.having.append('count(*) >= ' ~ (min_rows | int)) -%}
+  {%- set having = ['count(*) >= ' ~ (min_rows | int)] if min_rows is not none else [] -%}
+  {%- set q = dptool.build_metric_spec(metric, rules, where, group_by, period, having) -%}
+  {%- if rules is mapping -%}
+    {%- set named = dptool.metric_tree(metric) -%}
+    {%- for name in rules if name not in named -%}
+      {{ exceptions.raise_compiler_error("dptool: rules name metric '" ~ name ~ "', which is not part of metric '" ~ metric ~ "' (" ~ named | join(', ') ~ ")") }}
+    {%- endfor -%}
   {%- endif -%}
-  {#- a namespace, because a plain `set` inside a for loop does not outlive the loop -#}
-  {%- set state = namespace(q=q) -%}
-  {%- for rule_id in rules -%}
-    {%- set rule_macro = context.get('rule__' ~ rule_id) -%}
-    {%- if rule_macro is none -%}
-      {{ exceptions.raise_compiler_error("dptool: rule macro 'rule__" ~ rule_id ~ "' not found (used by metric '" ~ metric ~ "')") }}
-    {%- endif -%}
-    {%- set changed = rule_macro(metric, state.q) -%}
-    {%- if changed is mapping -%}{%- set state.q = changed -%}{%- endif -%}
+  {{ return(dptool.render_metric_query(q, shape, k)) }}
+{% endmacro %}
+
+{#- metric_tree(metric) -> the metric and every metric below it through components, each once. -#}
+{% macro metric_tree(metric) %}
+  {%- set found = [metric] -%}
+  {%- for input in dptool.metric_inputs(metric) -%}
+    {%- for name in dptool.metric_tree(input.metric) if name not in found -%}{%- do found.append(name) -%}{%- endfor -%}
   {%- endfor -%}
-  {{ return(dptool.render_metric_query(state.q, shape, k)) }}
+  {{ return(found) }}
 {% endmacro %}

@@ -1,1 +1,3 @@
-{{ dptool.metric_variants('fee_to_volume_ratio', ['account_opening_date', 'fee_structure_change_1996']) }}
+-- depends_on: {{ ref('fee_income') }}
+-- depends_on: {{ ref('transaction_volume') }}
+{{ dptool.metric_variants('fee_to_volume_ratio', ['account_opening_date']) }}

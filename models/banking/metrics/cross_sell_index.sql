@@ -1,13 +1,4 @@
-select
-    account_id,
-    date,
-    frequency,
-    A2,
-    A3,
-    birth_number,
-    date as reference_yymmdd,
-    has_card,
-    has_loan,
-    has_standing_order,
-    max_order_amount
-from {{ ref('int_banking_accounts') }}
+-- A composite (meta.dptool.metric.value: card_penetration_rate + loan_penetration_rate + standing_order_coverage):
+-- dptool.metric_query computes it per group from its components, each under the rules that govern it; this
+-- model is its overall value.
+{{ dptool.composite_metric(['card_penetration_rate', 'loan_penetration_rate', 'standing_order_coverage']) }}

@@ -1,16 +1,3 @@
-select
-    trans_id,
-    account_id,
-    date,
-    type,
-    operation,
-    k_symbol,
-    bank,
-    amount,
-    balance,
-    frequency,
-    A2,
-    A3,
-    days_since_opening,
-    case when k_symbol = 'SLUZBY' then amount else 0 end as fee_amount
-from {{ ref('int_banking_transactions') }}
+-- A composite (meta.dptool.metric.value: fee_income / transaction_volume): dptool.metric_query computes it
+-- per group from its components, each under the rules that govern it; this model is its overall value.
+{{ dptool.composite_metric(['fee_income', 'transaction_volume']) }}

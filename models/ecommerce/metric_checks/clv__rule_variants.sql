@@ -1,1 +1,3 @@
-{{ dptool.metric_variants('clv', ['customer_deduplication', 'clv_lifespan']) }}
+-- depends_on: {{ ref('gmv') }}
+-- depends_on: {{ ref('unique_buyers') }}
+{{ dptool.metric_variants('clv', ['clv_lifespan']) }}

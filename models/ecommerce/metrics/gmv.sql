@@ -8,5 +8,6 @@ select
     seller_state,
     product_category_name_english,
     price,
-    freight_value
+    freight_value,
+    days_since_first_purchase
 from {{ ref('int_order_items') }}

@@ -6,3 +6,8 @@
 {% macro default__timestamp_literal(value) %}
   {{- "cast('" ~ (value | replace("'", "''")) ~ "' as " ~ dbt.type_timestamp() ~ ")" -}}
 {% endmacro %}
+
+{% macro spark__timestamp_literal(value) %}
+  {#- Spark reads '' as two adjacent literals ('d''Oeste' is 'dOeste') and a backslash as an escape -#}
+  {{- "cast('" ~ (value | replace("\\", "\\\\") | replace("'", "\\'")) ~ "' as " ~ dbt.type_timestamp() ~ ")" -}}
+{% endmacro %}

@@ -10,3 +10,8 @@
 {% macro duckdb__type_double() %}
   {{- return('double') -}}
 {% endmacro %}
+
+{% macro spark__type_double() %}
+  {#- dbt.type_float() is Spark's 4-byte `float` -#}
+  {{- return('double') -}}
+{% endmacro %}

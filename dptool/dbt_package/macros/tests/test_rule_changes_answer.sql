@@ -3,8 +3,15 @@
   answer makes a task that does not test the rule (DI-Bench's counterfactual check). Numbers are
   compared after rounding to `precision` digits, so that float noise is not a change. `variants`
   names the variants to check; by default, every variant present other than the base.
+
+  Its severity is `warn` unless a project says otherwise: whether a rule finds something to change is a
+  fact about the data (a sample may hold no row a rule applies to), a finding to report, not a broken
+  build. `dptool generate` never ships a task whose rule changes nothing, and lists the rules that change
+  nothing in the benchmark card. A project that wants a failure sets `severity: error` on the test, or
+  `+severity: error` for a folder of tests in dbt_project.yml.
 -#}
 {% test rule_changes_answer(model, variants=none, variant_column='variant', base_variant='base', precision=9) %}
+{{ config(severity='warn') }}
 {%- set names = [] -%}
 {%- set exprs = [] -%}
 {%- for col in adapter.get_columns_in_relation(model) if col.name | lower != variant_column | lower -%}

@@ -1,0 +1,2 @@
+-- a monthly series of a composite: the period joins the components as a group does
+{{ dptool.metric_query('sales_per_order', rules={'sales': ['exclude_internal'], 'order_count': []}, where=["purchased_at >= " ~ dptool.timestamp_literal('2018-01-01'), "purchased_at < " ~ dptool.timestamp_literal('2018-04-01')], shape='series', period="cast(" ~ dbt.date_trunc('month', 'purchased_at') ~ " as date)") }}

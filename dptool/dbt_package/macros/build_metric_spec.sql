@@ -1,0 +1,70 @@
+{#-
+  build_metric_spec(metric, rules, where, group_by, period, having, columns) -> q, the metric's query spec
+  with the caller's predicates and the metric's rules applied, in order.
+
+  `rules` is a list (the rules of `metric` itself) or a mapping metric -> rules (for a composite: its own
+  rules and those of each metric below it). A composite's own rules see its spec: they may change how the
+  inputs combine (`value`, over the inputs' aliases), and the filters (`where`, `having`) and column
+  redefinitions (`columns`) they add reach every input, as the caller's filters do. Each input is then built
+  the same way, under its own rules, and kept as `q.inputs[i].spec`.
+-#}
+{% macro build_metric_spec(metric, rules=[], where=[], group_by=[], period=none, having=[], columns={}, path=[]) %}
+  {%- if metric in path -%}
+    {{ exceptions.raise_compiler_error("dptool: composite metric '" ~ metric ~ "' is its own component (" ~ (path + [metric]) | join(' -> ') ~ ")") }}
+  {%- endif -%}
+  {%- set q = dptool.metric_spec(metric) -%}
+  {%- do q.where.extend(where) -%}
+  {%- do q.group_by.extend(group_by) -%}
+  {%- do q.update({'period': period}) -%}
+  {%- do q.having.extend(having) -%}
+  {%- for col, expr in columns.items() if col in q.source_columns -%}
+    {%- do q.columns.update({col: expr}) -%}
+  {%- endfor -%}
+  {#- a namespace, because a plain `set` inside a for loop does not outlive the loop -#}
+  {%- set state = namespace(q=q) -%}
+  {%- for rule_id in (rules.get(metric, []) if rules is mapping else rules) -%}
+    {%- set rule_macro = context.get('rule__' ~ rule_id) -%}
+    {%- if rule_macro is none -%}
+      {{ exceptions.raise_compiler_error("dptool: rule macro 'rule__" ~ rule_id ~ "' not found (used by metric '" ~ metric ~ "')") }}
+    {%- endif -%}
+    {%- set changed = rule_macro(metric, state.q) -%}
+    {%- if changed is mapping -%}{%- set state.q = changed -%}{%- endif -%}
+  {%- endfor -%}
+  {%- set q = state.q -%}
+  {%- if q.inputs -%}
+    {%- do dptool.check_inputs_referenced(metric, q.inputs) -%}
+    {%- for col in q.columns if col not in q.source_columns -%}
+      {{ exceptions.raise_compiler_error("dptool: a rule redefines column '" ~ col ~ "', which no component of metric '" ~ metric ~ "' documents") }}
+    {%- endfor -%}
+    {%- for input in q.inputs -%}
+      {%- do input.update({'spec': dptool.build_metric_spec(
+            input.metric, rules if rules is mapping else [], q.where + input.where, q.group_by, q.period,
+            q.having, q.columns, path + [metric])}) -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {{ return(q) }}
+{% endmacro %}
+
+{#-
+  check_inputs_referenced(metric, inputs): dbt only lets a model read what it `ref`s at parse time, when the
+  graph is not there to say what a composite is made of. The caller names the inputs: as keys of a `rules`
+  mapping, or with a `-- depends_on: {{ ref('<input>') }}` line.
+-#}
+{% macro check_inputs_referenced(metric, inputs) %}
+  {%- if model is not defined or not model -%}{{ return(none) }}{%- endif -%}
+  {%- set deps = model.get('depends_on', {}).get('nodes', []) -%}
+  {%- for input in inputs -%}
+    {%- set node = dptool.metric_node(input.metric) -%}
+    {%- if node.unique_id not in deps and not dptool.metric_inputs(input.metric) -%}
+      {{ exceptions.raise_compiler_error("dptool: metric '" ~ metric ~ "' is computed from '" ~ input.metric ~ "', which model '" ~ model.name ~ "' does not ref; pass rules as a mapping that names every metric it is made of, or add `-- depends_on: {{ ref('" ~ input.metric ~ "') }}`") }}
+    {%- endif -%}
+  {%- endfor -%}
+{% endmacro %}
+
+{#- ref_metrics(metric, rules): at parse time, ref the metric and every metric a `rules` mapping names. -#}
+{% macro ref_metrics(metric, rules=[]) %}
+  {%- do ref(metric) -%}
+  {%- if rules is mapping -%}
+    {%- for name in rules if name != metric -%}{%- do ref(name) -%}{%- endfor -%}
+  {%- endif -%}
+{% endmacro %}

@@ -1,0 +1,163 @@
+"""The child process that runs an agent's SQL: `python -m dptool.evaluate.sql_worker WAREHOUSE [options]`.
+
+`dptool.evaluate.sandbox.Sandbox` starts one per task and talks to it in JSON lines on stdin/stdout. A query
+that ignores DuckDB's interrupt (a huge list sort, sqlglot on a huge text) cannot be stopped inside one
+process, so it runs here, where the parent can kill it; and the address space of this process is capped,
+because DuckDB's memory_limit covers only its buffer manager, not the vectors of a scalar function.
+
+Requests and replies, one JSON object a line:
+    {"sql": "select ..."}  ->  {"output": "<the text table, or one line starting with error:>"}
+    {"schema": true}       ->  {"output": "- schema.table(column TYPE, ...)\\n..."}
+At start the worker writes {"ready": true} once the warehouse is open, or {"error": "..."} and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import sys
+import threading
+from typing import TextIO
+
+import duckdb
+
+from dptool.evaluate.sandbox import EXIT_STUCK, Refused, Result, check_sql, render, stopped_message
+
+# DuckDB settings of the agent's connection: the second wall behind the parser. No temp_directory: a read-only
+# warehouse must not spill next to itself, so a query over the memory limit fails instead.
+CONNECTION_CONFIG = {"enable_external_access": False, "autoinstall_known_extensions": False,
+                     "autoload_known_extensions": False, "allow_community_extensions": False,
+                     "temp_directory": "", "lock_configuration": True}
+# room above DuckDB's memory_limit for what it allocates outside its buffer manager, Python and thread arenas
+ADDRESS_SLACK_MB = 512
+# run once before the worker says it is ready: sqlglot's and DuckDB's first-use costs stay out of the time limit
+WARM_UP = "with t as (select 1 as a) select a, count(*) as n from t where a in (1, 2) group by a order by a limit 1"
+
+
+def connect(path: str, *, memory_mb: int, threads: int) -> duckdb.DuckDBPyConnection:
+    """The warehouse opened read-only with file, network, extension and settings access disabled."""
+    config = {**CONNECTION_CONFIG, "memory_limit": f"{memory_mb}MB", "threads": threads}
+    return duckdb.connect(path, read_only=True, config=config)
+
+
+def _address_space_mb() -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            found = re.search(r"^VmSize:\s+(\d+) kB", f.read(), re.MULTILINE)
+    except OSError:
+        return None
+    return int(found.group(1)) // 1024 if found else None
+
+
+def cap_address_space(memory_mb: int) -> None:
+    """Cap this process's address space at what it has now plus the memory budget (Linux; a no-op elsewhere)."""
+    try:
+        import resource
+    except ImportError:  # Windows: DuckDB's memory_limit and the time limit still hold
+        return
+    now = _address_space_mb()
+    if now is None:
+        return
+    limit = (now + memory_mb + ADDRESS_SLACK_MB) * 2**20
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def schema(con: duckdb.DuckDBPyConnection) -> str:
+    """The tables an agent may query, one line each: schema.table(column TYPE, ...)."""
+    rows = con.execute(
+        "select table_schema, table_name, column_name, data_type from information_schema.columns "
+        "where table_schema not in ('information_schema', 'pg_catalog') "
+        "order by table_schema, table_name, ordinal_position").fetchall()
+    tables: dict[str, list[str]] = {}
+    for name, table, column, dtype in rows:
+        tables.setdefault(f"{name}.{table}", []).append(f"{column} {dtype}")
+    return "\n".join(f"- {name}({', '.join(cols)})" for name, cols in tables.items())
+
+
+class Runner:
+    """One connection, one query at a time, each under the time limit: interrupt, then end the process."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, timeout: float, grace: float, max_rows: int,
+                 memory_mb: int):
+        self.con, self.timeout, self.grace, self.max_rows, self.memory_mb = con, timeout, grace, max_rows, memory_mb
+
+    def run(self, sql: str) -> str:
+        interrupt = threading.Timer(self.timeout, self.con.interrupt)
+        # the parent kills this process at timeout + grace; this is for when the parent is gone
+        stuck = threading.Timer(self.timeout + 2 * self.grace, os._exit, (EXIT_STUCK,))
+        for timer in (interrupt, stuck):
+            timer.daemon = True
+            timer.start()
+        try:
+            return render(self._query(sql), self.max_rows)
+        except Refused as exc:
+            return f"error: {exc}"
+        finally:
+            interrupt.cancel()
+            stuck.cancel()
+
+    def _query(self, sql: str) -> Result:
+        try:
+            check_sql(sql)
+            cursor = self.con.execute(sql)
+            columns = [d[0] for d in cursor.description or []]
+            rows = cursor.fetchmany(self.max_rows + 1)
+        except Refused:
+            raise
+        except duckdb.InterruptException:
+            raise Refused(stopped_message(self.timeout)) from None
+        except (duckdb.OutOfMemoryException, MemoryError):
+            raise Refused(f"the query ran out of memory (the limit is {self.memory_mb} MB); "
+                          f"make it cheaper: filter, aggregate or add LIMIT") from None
+        except duckdb.Error as exc:
+            raise Refused(" ".join(str(exc).split())[:500]) from None
+        except Exception as exc:  # noqa: BLE001 - any failure is the agent's to see, never a crash of the run
+            raise Refused(f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
+        return Result(columns, rows[: self.max_rows], len(rows) > self.max_rows)
+
+
+def _reply(out: TextIO, message: dict) -> None:
+    out.write(json.dumps(message) + "\n")
+    out.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dptool.evaluate.sql_worker")
+    parser.add_argument("warehouse")
+    parser.add_argument("--timeout", type=float, required=True)
+    parser.add_argument("--grace", type=float, required=True)
+    parser.add_argument("--max-rows", type=int, required=True)
+    parser.add_argument("--memory-mb", type=int, required=True)
+    parser.add_argument("--threads", type=int, required=True)
+    args = parser.parse_args(argv)
+    # Ctrl-C reaches the whole process group: the parent stops this worker itself, with no traceback here
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    out, sys.stdout = sys.stdout, sys.stderr  # nothing else may write to the protocol's stream
+    try:
+        con = connect(args.warehouse, memory_mb=args.memory_mb, threads=args.threads)
+        check_sql(WARM_UP)
+        con.execute(WARM_UP).fetchall()
+    except duckdb.Error as exc:
+        _reply(out, {"error": " ".join(str(exc).split())})
+        return 1
+    cap_address_space(args.memory_mb)
+    runner = Runner(con, timeout=args.timeout, grace=args.grace, max_rows=args.max_rows, memory_mb=args.memory_mb)
+    _reply(out, {"ready": True})
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+            output = schema(con) if request.get("schema") else runner.run(request["sql"])
+        except Exception as exc:  # noqa: BLE001 - a bad request is answered, never fatal
+            output = f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        _reply(out, {"output": output})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

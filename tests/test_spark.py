@@ -1,0 +1,198 @@
+"""The subscriptions fixture built by dbt on Apache Spark (dbt-spark's session method, a local SparkSession), read
+through the adapter and exported to a bundle's DuckDB file, each compared with the same project built on DuckDB;
+and the engine differences dptool meets on Spark, each named.
+
+Needs Java 17+, pyspark and dbt-spark (`make test-spark` installs them): skips without them, fails instead under
+DPTOOL_REQUIRE_SPARK=1. One JVM serves the process (tests/spark_session.py). The seconds of each stage are printed
+(`pytest -s`), for the README.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pytest
+import sqlglot
+
+from dptool.generate.export import bundle_tables
+from dptool.generate.profile import profile_dimensions
+from dptool.project.adapter_warehouse import AdapterWarehouse, export_from_adapter
+from dptool.project.catalog import load_catalog
+from dptool.project.dbt import DbtProject, NodeResult
+from dptool.project.warehouse import Warehouse, export_tables
+from tests import spark_session
+from tests.subscriptions import FIXTURE, cli, copy_fixture, set_up
+
+
+@dataclass(frozen=True)
+class Built:
+    project: DbtProject
+    manifest: dict
+    results: list[NodeResult]
+    seconds: dict[str, float]
+
+
+@pytest.fixture(scope="module")
+def on_spark(tmp_path_factory) -> Built:
+    """The fixture as a user on Spark has it: `dptool init`, a `spark` target, `dbt deps`, `dbt seed`, `dbt build`."""
+    spark_session.require()
+    root = copy_fixture(tmp_path_factory.mktemp("spark") / "project")
+    proc = cli("init", "--project-dir", str(root))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    spark_session.add_target(root, schema="subscriptions")
+    project = DbtProject(root, target=spark_session.TARGET)
+    project.run("deps")
+    seconds = spark_session.start()
+    begin = time.perf_counter()
+    results = project.run("seed")
+    seconds["dbt seed"] = time.perf_counter() - begin
+    begin = time.perf_counter()
+    results += project.run("build", "--exclude", "resource_type:seed")
+    seconds["dbt build (no seeds)"] = time.perf_counter() - begin
+    print("\nsubscriptions on Spark, seconds:", {k: round(v, 1) for k, v in seconds.items()})
+    return Built(project, json.loads(project.manifest_path.read_text(encoding="utf-8")), results, seconds)
+
+
+@pytest.fixture(scope="module")
+def on_duckdb(tmp_path_factory, on_spark) -> Built:
+    """The same fixture built on DuckDB (its `dev` target), to compare with."""
+    root = copy_fixture(tmp_path_factory.mktemp("duckdb") / "project")
+    project = set_up(root)
+    return Built(project, json.loads(project.manifest_path.read_text(encoding="utf-8")), [], {})
+
+
+def _catalog(built: Built):
+    """The project's catalog, with the rule documents `--rules-dir business_rules` gives `dptool generate`."""
+    folder = built.project.project_dir / "business_rules"
+    return load_catalog(built.manifest, rule_documents={p.stem: p.read_text(encoding="utf-8")
+                                                        for p in folder.glob("*.md")})
+
+
+def test_the_fixture_builds_on_spark(on_spark):
+    assert on_spark.manifest["metadata"]["adapter_type"] == "spark"
+    failed = {r.unique_id: f"{r.status}: {r.message}" for r in on_spark.results if r.status not in ("success", "pass")}
+    assert failed == {}
+    kinds = [r.resource_type for r in on_spark.results]
+    assert kinds.count("seed") == 5 and kinds.count("model") >= 10 and kinds.count("test") >= 10, kinds
+
+
+def test_every_seed_row_is_loaded_with_its_nulls(on_spark):
+    """dbt-spark's own session loader writes a NULL as the text 'None' (dbt-labs/dbt-adapters#487); dptool's doesn't."""
+    relations = {n["name"]: n["relation_name"] for n in on_spark.manifest["nodes"].values()
+                 if n["resource_type"] == "seed"}
+    lines = (FIXTURE / "seeds" / "raw_subscriptions.csv").read_text(encoding="utf-8").splitlines()[1:]
+    running = sum(1 for line in lines if line.endswith(","))  # canceled_on is empty while a subscription runs
+    with AdapterWarehouse(on_spark.project) as wh:
+        for name, relation in relations.items():
+            expected = len((FIXTURE / "seeds" / f"{name}.csv").read_text(encoding="utf-8").splitlines()) - 1
+            assert wh.query(f"select count(*) from {relation}")[1] == [(expected,)], name
+        rows = wh.query(f"select count(*) - count(canceled_on), count(*) from {relations['raw_subscriptions']}")[1]
+        assert rows == [(running, len(lines))] and 0 < running < len(lines)
+
+
+def _rows(path: Path, table: str, order: str) -> tuple[list[str], list[tuple]]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        types = [r[1] for r in con.execute(f'describe "{table.split(".")[0]}"."{table.split(".")[1]}"').fetchall()]
+        rows = con.execute(f'select * from "{table.split(".")[0]}"."{table.split(".")[1]}" order by {order}').fetchall()
+    finally:
+        con.close()
+    return types, rows
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return a is not None and b is not None and math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-12)
+    return a == b
+
+
+def test_the_bundle_tables_exported_from_spark_are_those_of_duckdb(on_spark, on_duckdb, tmp_path):
+    """Each agent-visible table, exported from Spark through the adapter, holds DuckDB's rows with DuckDB's types
+    (Spark's DECIMAL(27,6) of `cents / 100.0` is a DOUBLE, as DuckDB computes it)."""
+    spark_tables = bundle_tables(_catalog(on_spark))
+    duck_tables = bundle_tables(_catalog(on_duckdb))
+    assert [t[1:] for t in spark_tables] == [t[1:] for t in duck_tables] and len(spark_tables) >= 4
+    begin = time.perf_counter()
+    export_from_adapter(on_spark.project.connection(), spark_tables, tmp_path / "spark.duckdb")
+    print(f"\nexport of {len(spark_tables)} tables from Spark: {time.perf_counter() - begin:.1f} s")
+    export_tables(on_duckdb.project.connection(), duck_tables, tmp_path / "duckdb.duckdb")
+    for _, schema, name in spark_tables:
+        spark_types, spark_rows = _rows(tmp_path / "spark.duckdb", f"{schema}.{name}", "all")
+        duck_types, duck_rows = _rows(tmp_path / "duckdb.duckdb", f"{schema}.{name}", "all")
+        # DuckDB's integers are 4 bytes here; every integer read through an adapter is a BIGINT
+        assert spark_types == [t if t != "INTEGER" else "BIGINT" for t in duck_types], name
+        assert len(spark_rows) == len(duck_rows) > 0, name
+        bad = [(s, d) for s, d in zip(spark_rows, duck_rows, strict=True)
+               if not all(_same(x, y) for x, y in zip(s, d, strict=True))]
+        assert bad == [], f"{name}: {bad[:3]}"
+
+
+def test_dimension_profiles_read_through_spark_equal_duckdb(on_spark, on_duckdb):
+    catalog = _catalog(on_spark)
+    assert catalog.dimensions
+    with AdapterWarehouse(on_spark.project) as wh:
+        begin = time.perf_counter()
+        on_spark_profiles = profile_dimensions(catalog, wh)
+        print(f"\nprofiles of {len(catalog.dimensions)} dimensions on Spark: {time.perf_counter() - begin:.1f} s")
+    with Warehouse(on_duckdb.project.connection().path) as wh:
+        on_duckdb_profiles = profile_dimensions(_catalog(on_duckdb), wh)
+    assert on_spark_profiles == on_duckdb_profiles
+
+
+# --- engine differences, each named: what dptool reads from Spark and what DuckDB computes from the same SQL ---
+
+def _duckdb(sql: str) -> list[tuple]:
+    con = duckdb.connect()
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_integer_division_is_not_truncated_on_spark_nor_duckdb(on_spark):
+    """`/` of two integers is a fraction on Spark and on DuckDB (PostgreSQL truncates); Spark's `div` truncates,
+    and sqlglot writes it as DuckDB's `//`, so a gold_sql transpiled to DuckDB keeps the meaning."""
+    sql = "select 7 / 2 as ratio, 7 div 2 as whole, -7 div 2 as negative"
+    with AdapterWarehouse(on_spark.project) as wh:
+        assert wh.query(sql)[1] == [(3.5, 3, -3)]
+    duck = sqlglot.transpile(sql, read="spark", write="duckdb")[0]
+    assert "//" in duck and _duckdb(duck) == [(3.5, 3, -3)]
+
+
+def test_nulls_sort_first_on_spark_and_last_on_duckdb(on_spark):
+    """An ascending ORDER BY puts NULLs first on Spark and last on DuckDB (both put them last descending).
+    The SQL of a model keeps its engine's order in the bundle: sqlglot writes Spark's default out (NULLS FIRST)."""
+    sql = "select x from (values (2), (null), (1)) as t(x) order by x"
+    with AdapterWarehouse(on_spark.project) as wh:
+        on_spark_rows = wh.query(sql)[1]
+        assert wh.query(sql + " desc")[1] == [(2,), (1,), (None,)] == _duckdb(sql + " desc")
+    assert on_spark_rows == [(None,), (1,), (2,)]
+    assert _duckdb(sql) == [(1,), (2,), (None,)]
+    transpiled = sqlglot.transpile(sql, read="spark", write="duckdb")[0]
+    assert transpiled.endswith("NULLS FIRST") and _duckdb(transpiled) == on_spark_rows
+
+
+def test_decimals_and_timestamps_read_from_spark(on_spark):
+    """Spark's DECIMAL comes back as a float, with the digits Spark kept: a decimal quotient has max(6, s1 + p2 + 1)
+    digits after the point (and fewer when 38 digits do not hold it), where DuckDB divides decimals as DOUBLEs. So
+    `1.0 * sum(discount) / sum(subtotal)` over DECIMAL(27,6) columns is rounded to 6 digits on Spark: within any
+    task's tolerance (1e-3 relative), not within the 1e-9 of a gold_sql re-run on the bundle's DuckDB file.
+    A TIMESTAMP (an instant in the session's time zone) reads back as the wall-clock time written, as DuckDB's."""
+    sql = ("select cast(1 as decimal(10, 2)) / 3 as six_digits, cast(1 as decimal(10, 2)) / cast(3 as decimal(10, 0))"
+           " as thirteen_digits, cast(1 as double) / 3 as double_quotient,"
+           " timestamp'2018-01-01 12:30:00' as noon, date'2018-02-28' as day")
+    with AdapterWarehouse(on_spark.project) as wh:
+        raw = wh.session.query(sql)[2]
+        _, types, rows = wh.typed_query(sql)
+    assert types[0].endswith(",6)") and types[1].endswith(",13)") and type(raw[0][0]).__name__ == "Decimal"
+    six, thirteen, double, noon, day = rows[0]
+    assert type(six) is float and six == 0.333333 and thirteen == 0.3333333333333 and double == 1 / 3
+    assert _duckdb("select cast(1 as decimal(10, 2)) / 3")[0][0] == 1 / 3
+    assert noon == dt.datetime(2018, 1, 1, 12, 30) and noon.tzinfo is None and day == dt.date(2018, 2, 28)
+    assert _duckdb("select timestamp '2018-01-01 12:30:00', date '2018-02-28'") == [(noon, day)]
