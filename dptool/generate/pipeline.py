@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
+import signal
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -19,7 +22,7 @@ from dptool.generate.export import card, describe, describe_task, write_bundle
 from dptool.generate.graph import build_graph, graph_stats, graph_to_json
 from dptool.generate.instantiate import instantiate, plausible_types
 from dptool.generate.knowledge import knowledge_tasks
-from dptool.generate.materialize import Built, materialize, remove_models, write_models
+from dptool.generate.materialize import GOLD_DIR, Built, materialize, write_models
 from dptool.generate.phrase import phrase
 from dptool.generate.probe import probe
 from dptool.generate.profile import profile_dimensions
@@ -31,6 +34,7 @@ from dptool.outdir import BUNDLE, check_replaceable
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import DbtProject, dbt_version
 from dptool.project.prepare import prepare_catalog
+from dptool.project.semantic import GENERATED_DIR as SEMANTIC_DIR
 from dptool.project.warehouse import Warehouse
 from dptool.sql import VariantWriter, dialect_of, relation_key
 
@@ -66,6 +70,61 @@ class Stages:
         self.cpu[name] = round(time.process_time() - cpu, 3)
 
 
+# the folders a run writes into the project, kept as the last good run left them until a run completes
+GENERATED = (GOLD_DIR, Path("models") / SEMANTIC_DIR)
+KEPT = "dptool_last_good"  # in the target folder, where dbt parses nothing: the folders while a run writes new ones
+KEPT_LIST = "folders.json"
+
+
+@contextmanager
+def last_good(project: DbtProject, folders: tuple[Path, ...], echo: Callable[[str], None] = click.echo,
+              ) -> Iterator[None]:
+    """Run the block with `folders` (relative to the project) moved aside; delete them if it completes, put
+    them back if it does not (an error, Ctrl-C), so the project holds the last good run's, never a partial run's.
+
+    Aside, dbt does not parse them while the run compiles its own. A run killed outright (SIGKILL, power loss)
+    leaves them aside, with the list of what was moved: the next run puts them back first.
+    """
+    keep = project.target_dir / KEPT
+    if (keep / KEPT_LIST).is_file():
+        echo(f"  note: putting back {', '.join(map(str, folders))} as the last good run left them "
+             f"(an earlier run was killed; they waited in {keep})")
+        _put_back(project, keep)
+    shutil.rmtree(keep, ignore_errors=True)
+    keep.mkdir(parents=True)
+    present = [str(f) for f in folders if (project.project_dir / f).exists()]
+    # the list first: a run killed while moving still says which folders existed
+    (keep / KEPT_LIST).write_text(json.dumps({"folders": [str(f) for f in folders], "present": present}),
+                                  encoding="utf-8")
+    try:
+        for rel in present:
+            shutil.move(project.project_dir / rel, keep / rel)
+        yield
+    except BaseException:
+        _put_back(project, keep)
+        raise
+    shutil.rmtree(keep, ignore_errors=True)
+
+
+def _put_back(project: DbtProject, keep: Path) -> None:
+    """Replace the folders a run wrote with those `last_good` kept in `keep` (a second Ctrl-C waits for it)."""
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        listed = json.loads((keep / KEPT_LIST).read_text(encoding="utf-8"))
+        for rel in listed["folders"]:
+            if rel in listed["present"] and not (keep / rel).exists():
+                continue  # not moved aside yet when the run stopped: it is where it was
+            shutil.rmtree(project.project_dir / rel, ignore_errors=True)
+            if rel in listed["present"]:
+                (project.project_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(keep / rel, project.project_dir / rel)
+        shutil.rmtree(keep, ignore_errors=True)
+    finally:
+        if main and before is not None:
+            signal.signal(signal.SIGINT, before)
+
+
 SQL_TYPES = ("point_query", "trend_analysis", "comparison", "ranking", "significance_testing", "threshold_crossing",
              "counterfactual", "decomposition")
 AUGMENT_ROUNDS = 3
@@ -97,13 +156,20 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
     dimensions and rewritten once where only the phrasing failed; without it, templates and stage 1.
     """
     out = check_replaceable(out, BUNDLE)  # before any work: a user's folder is refused, an unwritable one too
+    project = DbtProject(project_dir, profiles_dir, dbt_target)
+    with last_good(project, GENERATED, echo):  # a run that does not complete leaves the project's as they were
+        return _generate(project, out, seed=seed, target_tasks=target_tasks, min_per_type=min_per_type,
+                         refresh=refresh, echo=echo, progress=progress, rules_dir=rules_dir, llm=llm)
+
+
+def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_type, refresh, echo, progress, rules_dir,
+              llm) -> GenerateResult:
     stage = Stages(echo)
     old_tasks = read_tasks(refresh) if refresh else None
     if llm is not None:
         with stage("llm", f"{llm.name} at {llm.host}: phrase, judge and rewrite"):
             llm.ensure_model()
     with stage("load", "reading target/manifest.json"):
-        project = DbtProject(project_dir, profiles_dir, dbt_target)
         manifest = project.load_manifest()
         catalog = prepare_catalog(project, manifest, rules_dir=rules_dir, echo=echo)  # + semantic-layer models
         connection = project.connection()
@@ -143,8 +209,7 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         probes.update(probe(project, fresh, catalog, profiles, connection, dialect))
 
     with stage("probe", f"where the rules of {sum(1 for s in skeletons if s.rules)} skeletons change their metric"):
-        remove_models(project)  # an earlier run's: dbt need not parse them in this run's compiles
-        probe_more(skeletons)
+        probe_more(skeletons)  # the earlier run's gold models wait in target/ (last_good): dbt parses none of them
     with stage("instantiate", f"{len(skeletons)} skeletons"):
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes)
     with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
@@ -218,8 +283,10 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     mapping = {relation_key(t.relation_name, dialect): (t.domain, t.name) for t in catalog.tables.values()}
     writer = VariantWriter(dialect, mapping, "duckdb")  # the bundle's warehouse is DuckDB
     # two steps per candidate: its gold model compiled, its query run
-    with click.progressbar(length=2 * len(candidates), label="  gold", file=None if progress else _Null()) as bar:
-        for c, outcome in materialize(project, candidates, catalog, connection, on_done=bar.update):
+    # materialize is closed as soon as the loop ends, by an error or Ctrl-C too: its queries still running stop
+    with click.progressbar(length=2 * len(candidates), label="  gold", file=None if progress else _Null()) as bar, \
+            closing(materialize(project, candidates, catalog, connection, on_done=bar.update)) as outcomes:
+        for c, outcome in outcomes:
             if isinstance(outcome, str):
                 out.dropped[c.task_id] = outcome
                 continue

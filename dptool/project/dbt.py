@@ -146,6 +146,9 @@ class DbtProject:
             finally:
                 _release_duckdb()
                 self.dbt_seconds += time.perf_counter() - start
+        if isinstance(outcome.exception, KeyboardInterrupt | SystemExit):
+            # dbt's runner returns every BaseException as its outcome: a Ctrl-C must stop dptool, not fail a node
+            raise outcome.exception
         if outcome.exception is not None:
             message = " ".join(str(outcome.exception).split())
             message = f"dbt {args[0]} failed in {self.project_dir}: {message}"
