@@ -88,6 +88,8 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
     click.echo(f"dropped by dbt or as unscorable: {len(result.dropped)}; "
                f"rejected by validation: {sum(result.rejected.values())}")
     click.echo("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in result.timings.items()))
+    for line in result.warnings:  # a metric or rule none of whose candidates ran: its SQL is likely at fault
+        click.echo(line)
     if client is not None:
         echo_llm_summary(client, result.review)
     if refresh:

@@ -51,6 +51,7 @@ class GenerateResult:
     dbt_seconds: float = 0.0  # of the stages' time, spent inside dbt's runner
     cpu_timings: dict[str, float] = field(default_factory=dict)  # CPU seconds of each stage, all threads
     rows: dict[str, tuple[list[str], list[tuple]]] = field(default_factory=dict)  # task id -> columns, rows read
+    warnings: list[str] = field(default_factory=list)  # metrics and rules none of whose candidates ran (SQL errors)
 
 
 class Stages:
@@ -142,6 +143,7 @@ class Round:
     rejected: Counter = field(default_factory=Counter)
     reasons: dict[str, str] = field(default_factory=dict)  # task key -> why its candidate was dropped
     drops: list[tuple[str, str]] = field(default_factory=list)  # (reason, what the candidate was), for the card
+    sql_errors: list[tuple] = field(default_factory=list)  # (candidate, message) of each whose SQL failed
 
 
 def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target_tasks: int = 60,
@@ -214,6 +216,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes)
     with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
         done = _round(project, candidates, catalog, connection, dialect, progress, reviewer)
+        tried = list(candidates)
     with stage("augment", f"raising every analysis type to {min_per_type} per domain"):
         used = {(c.skeleton.id, c.analysis_type) for c in candidates}
         next_id = len(candidates) + 1
@@ -224,6 +227,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                 break
             next_id += len(extra)
             used |= {(c.skeleton.id, c.analysis_type) for c in extra}
+            tried += extra
             more = _round(project, extra, catalog, connection, dialect, progress, reviewer)
             done.tasks += more.tasks
             done.candidates += more.candidates
@@ -233,7 +237,9 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             done.rejected.update(more.rejected)
             done.reasons.update(more.reasons)
             done.drops += more.drops
+            done.sql_errors += more.sql_errors
         _drop_duplicates(done)
+    warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
         known = knowledge_tasks(catalog)
         for i, task in enumerate(known, start=1):
@@ -270,7 +276,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                               gold_rows=done.gold_rows, graph_json=graph_to_json(graph), card=text, extra_files=extra)
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
                           reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
-                          dbt_seconds=round(project.dbt_seconds, 3), cpu_timings=stage.cpu, rows=done.rows)
+                          dbt_seconds=round(project.dbt_seconds, 3), cpu_timings=stage.cpu, rows=done.rows,
+                          warnings=warnings)
 
 
 def _round(project, candidates, catalog, connection, dialect, progress, reviewer=None) -> Round:
@@ -288,6 +295,9 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
             closing(materialize(project, candidates, catalog, connection, on_done=bar.update)) as outcomes:
         for c, outcome in outcomes:
             if isinstance(outcome, str):
+                if outcome.startswith(MODEL_ERROR):
+                    outcome = sql_error(c, outcome.removeprefix(MODEL_ERROR))
+                    out.sql_errors.append((c, outcome))
                 out.dropped[c.task_id] = outcome
                 continue
             try:
@@ -315,6 +325,43 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
             out.reasons[task_key(c.analysis_type, c.metric, c.skeleton.rules, c.dimension_column, c.slice)] = reason
             out.drops.append((reason, describe(c)))
     return out
+
+
+MODEL_ERROR = "model error: "  # how materialize says a candidate's gold model did not compile or its query failed
+
+
+def sql_error(c, message: str) -> str:
+    """A candidate's SQL error, naming its gold model (task), metric and rules: where to look for the cause."""
+    rules = ", ".join(c.skeleton.rules) or "none"
+    return f"SQL error in gold model {c.task_id} (metric {c.metric}, rules {rules}): {' '.join(message.split())}"
+
+
+def failing_sources(candidates: list, errors: list[tuple]) -> list[str]:
+    """One line per metric every candidate of which failed with a SQL error, and per rule every candidate applying
+    which did (of another metric): most likely, its SQL (a metric's `value`, a rule macro) is at fault."""
+    failed = {c.task_id for c, _ in errors}
+    first = {}
+    for c, message in errors:
+        first.setdefault(c.metric, (c, message))
+        for r in c.skeleton.rules:
+            first.setdefault(r, (c, message))
+    lines = []
+    by_metric: dict[str, list] = {}
+    for c in candidates:
+        by_metric.setdefault(c.metric, []).append(c)
+    broken = {m for m, cs in by_metric.items() if all(c.task_id in failed for c in cs)}
+    for m in sorted(broken):
+        _, message = first[m]
+        lines.append(f"warning: metric {m}: all {len(by_metric[m])} of its candidates failed; the first: {message}")
+    by_rule: dict[str, list] = {}
+    for c in candidates:
+        if c.metric not in broken:
+            for r in c.skeleton.rules:
+                by_rule.setdefault(r, []).append(c)
+    for r, cs in sorted(by_rule.items()):
+        if all(c.task_id in failed for c in cs):
+            lines.append(f"warning: rule {r}: all {len(cs)} candidates applying it failed; the first: {first[r][1]}")
+    return lines
 
 
 def _drop_duplicates(done: Round) -> None:
