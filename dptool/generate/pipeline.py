@@ -352,7 +352,10 @@ def failing_sources(candidates: list, errors: list[tuple]) -> list[str]:
     broken = {m for m, cs in by_metric.items() if all(c.task_id in failed for c in cs)}
     for m in sorted(broken):
         _, message = first[m]
-        lines.append(f"warning: metric {m}: all {len(by_metric[m])} of its candidates failed; the first: {message}")
+        common = sorted(set.intersection(*(set(c.skeleton.rules) for c in by_metric[m])))
+        suspect = f" (each applies rule {', '.join(common)})" if common else ""
+        lines.append(f"warning: metric {m}: all {len(by_metric[m])} of its candidates failed{suspect}; the first: "
+                     f"{message}")
     by_rule: dict[str, list] = {}
     for c in candidates:
         if c.metric not in broken:
