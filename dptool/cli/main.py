@@ -3,6 +3,7 @@ command groups of the other areas, registered at the end."""
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections import Counter
 from pathlib import Path
@@ -27,6 +28,8 @@ class Group(click.Group):
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
         except KeyboardInterrupt:
+            # the run has undone what it wrote; a second Ctrl-C (or a repeat dptool raised) must not end the exit
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             click.echo("error: interrupted", err=True)
             sys.exit(130)
 
