@@ -384,7 +384,8 @@ def _drop_duplicates(done: Round) -> None:
 
 def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, first_id,
                   probes, probe_more):
-    """Candidates from unused skeletons for every (domain, analysis type) below the minimum."""
+    """Candidates from unused skeletons for every (domain, analysis type) below the minimum; the skeletons
+    tried are added to `used`."""
     have = Counter((t["domain"], t["analysis_type"]) for t in tasks)
     ranked = sorted(pool, key=lambda s: (-quality(s, catalog, cardinality, Counter(), Counter()), s.id))
     wanted = {}
@@ -400,9 +401,13 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
     extra = []
     for (_domain, kind), (missing, options) in wanted.items():
         # three times what is missing: some candidates still fail the rule test or have no scorable answer
-        made = instantiate(options[: 12 * missing], catalog, profiles, seed, dialect, types=(kind,),
+        tried = options[: 12 * missing]
+        made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,),
                            first_id=first_id + len(extra), probes=probes)
         extra += made[: 3 * missing]
+        # a skeleton that gave no candidate (e.g. too few groups qualify for a ranking) gives none next round
+        # either: the next round tries the options after it
+        used.update((s.id, kind) for s in tried)
     for i, c in enumerate(extra, start=first_id):
         c.task_id = f"t_{i:04d}"
     return extra
