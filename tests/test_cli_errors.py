@@ -157,3 +157,31 @@ def test_manifest_that_is_no_mapping(tmp_path, existing_bundle, demo_project, te
     proc = run_cli("generate", "--project-dir", str(root), "--out", str(existing_bundle))
     _assert_one_line_error(proc, "target/manifest.json: not a dbt manifest", f"it holds {text}", "dbt parse")
     assert _unchanged(existing_bundle)
+
+
+def test_a_sql_error_names_its_gold_model_metric_and_rules(demo_project, demo_catalog):
+    """A rule that does not compile, a metric whose SQL meets a missing column: each candidate's drop reason names
+    the gold model, the metric and the rules in one line, and a metric none of whose candidates ran is a warning."""
+    from dataclasses import replace
+
+    from dptool.generate.instantiate import Candidate
+    from dptool.generate.pipeline import _round, failing_sources
+    from dptool.generate.sample import Skeleton
+
+    skeleton = Skeleton("avg_delivery_days", "model.dptool_demo.orders.customer_state", "spatial",
+                        ("outlier_exclusion",), ("model.dptool_demo.orders",))
+    candidates = [
+        Candidate(replace(skeleton, rules=("not_a_rule",)), "point_query", [], [], "value", None, task_id="t_0001"),
+        Candidate(skeleton, "point_query", ["no_such_column = 1"], [], "value", None, task_id="t_0002"),
+    ]
+    done = _round(demo_project, candidates, demo_catalog, demo_project.connection(), "duckdb", progress=False)
+    assert not done.tasks
+    for c in candidates:
+        reason = done.dropped[c.task_id]
+        assert reason.startswith(f"SQL error in gold model {c.task_id} (metric avg_delivery_days, rules "
+                                 f"{c.skeleton.rules[0]}): "), reason
+        assert "\n" not in reason
+    assert "no_such_column" in done.dropped["t_0002"]
+    [line] = failing_sources(candidates, done.sql_errors)
+    assert line.startswith("warning: metric avg_delivery_days: all 2 of its candidates failed; the first: "
+                           "SQL error in gold model t_0001 (metric avg_delivery_days, rules not_a_rule): "), line

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 
 import duckdb
@@ -281,6 +282,22 @@ def test_every_metric_of_the_kb_says_its_period_and_grain(demo_bundle, demo_cata
     composites = [m for m in demo_catalog.metrics.values() if m.components]
     assert len([line for line in text.splitlines() if line.startswith("- Components: ") and ", combined as " in line]) \
         == len(composites)
+
+
+def test_the_kb_names_every_policy_that_governs_each_metric(demo_bundle, demo_catalog):
+    """A question that names no policy applies all that govern the metric: the kb lists them, a composite's
+    with those of its components (an analyst's check found a gold applying a rule no kb text tied to it)."""
+    out, _ = demo_bundle
+    sections = (out / "kb" / "metrics.md").read_text(encoding="utf-8").split("\n## ")[1:]
+    by_label = {s.splitlines()[0]: s for s in sections}
+    for metric in demo_catalog.metrics.values():
+        (line,) = [x for x in by_label[metric.label].splitlines() if x.startswith("- Policies: ")]
+        listed = set(re.findall(r"`rules/(\w+)\.md`", line))
+        assert listed == {r.id for r in demo_catalog.governing_rules(metric.id)}, metric.id
+        for rule_id in listed:
+            assert (out / "kb" / "rules" / f"{rule_id}.md").is_file()
+    odr = next(x for x in by_label["Order Defect Rate"].splitlines() if x.startswith("- Policies: "))
+    assert "Delivery SLA Grace Period (`rules/delivery_sla_grace_period.md`, through Late Delivery Rate)" in odr
 
 
 def test_every_ranking_gold_has_as_many_rows_as_its_question_asks(tasks):

@@ -3,6 +3,7 @@ command groups of the other areas, registered at the end."""
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections import Counter
 from pathlib import Path
@@ -27,6 +28,8 @@ class Group(click.Group):
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
         except KeyboardInterrupt:
+            # the run has undone what it wrote; a second Ctrl-C (or a repeat dptool raised) must not end the exit
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             click.echo("error: interrupted", err=True)
             sys.exit(130)
 
@@ -88,6 +91,8 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
     click.echo(f"dropped by dbt or as unscorable: {len(result.dropped)}; "
                f"rejected by validation: {sum(result.rejected.values())}")
     click.echo("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in result.timings.items()))
+    for line in result.warnings:  # a metric or rule none of whose candidates ran: its SQL is likely at fault
+        click.echo(line)
     if client is not None:
         echo_llm_summary(client, result.review)
     if refresh:

@@ -114,16 +114,35 @@ def write_kb(folder: Path, catalog: Catalog) -> None:
             labels = [catalog.metrics[c].label for c in m.components]
             named = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
             lines.append(f"- Components: {named}, combined as {m.formula}")
+        lines.append(policies_line(m, catalog))
         if m.description:
             lines += ["", m.description.strip()]
         lines.append("")
     (folder / "metrics.md").write_text("\n".join(lines), encoding="utf-8")
 
 
+def policies_line(metric, catalog: Catalog) -> str:
+    """`- Policies:` every policy that governs the metric (`Catalog.governing_rules`), a component's named with
+    it: what a question under every policy applies, so its gold can be found from the kb alone, even where a
+    rule document's own scope section names fewer metrics than the project declares."""
+    governing = catalog.governing_rules(metric.id)
+    if not governing:
+        return "- Policies: none"
+    named = []
+    for rule in governing:
+        own = metric.id in rule.modifies
+        through = [catalog.metrics[m].label for m in catalog.metric_tree(metric.id)[1:] if m in rule.modifies]
+        named.append(f"{rule.title} (`rules/{rule.id}.md`" + ("" if own or not through else
+                                                             f", through {', '.join(through)}") + ")")
+    return "- Policies: " + "; ".join(named)
+
+
 METRICS_PREAMBLE = (
     "Each metric says which date places a row in a period (`Period`): a question about a month, a quarter,",
     "a half or a year takes the rows whose date falls in it, and a month-by-month trend groups the rows by",
-    "the calendar month of that date. `Row grain` is what one row of the metric is.",
+    "the calendar month of that date. `Row grain` is what one row of the metric is. `Policies` are every",
+    "policy that governs the metric (a composite's include those of its components): a question that names",
+    "no policy applies all of them.",
 )
 
 

@@ -15,7 +15,7 @@ import json
 
 from dptool.generate.enrich import TREND_RULE
 from dptool.generate.knowledge import EFFECTIVE_DATE, governing_passage
-from dptool.generate.phrase import counted, format_number, plural, spoken
+from dptool.generate.phrase import at_least, counted, format_number, plural, spoken
 from dptool.generate.phrase import scope_sentence as template_scope_sentence
 from dptool.llm.client import LLM, Prompt
 from dptool.project.catalog import Catalog, Metric
@@ -99,7 +99,7 @@ def scope(task: dict, catalog: Catalog) -> str:
         k = fmt.get("k") or len(task.get("gold") or [])
         rows = slice_.get("min_group_rows")
         rules = (task.get("spec") or {}).get("rules", task.get("rule_ids") or [])
-        among = f" among {plural(dim)} with at least {rows} {metric.grain}" \
+        among = f" among {plural(dim)} with {at_least(rows, metric.id, catalog)}" \
             f"{counted(metric.id, rules, metric.grain, catalog)}" if rows else ""
         return f"the top {k} {plural(dim)} by {metric.label}{among}, {window}"
     if kind in ("comparison", "significance_testing"):

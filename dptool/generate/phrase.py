@@ -64,7 +64,7 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
     if c.analysis_type == "point_query":
         text = f"What was {subject}{condition} {window}? {hint}"
     elif c.analysis_type == "ranking":
-        text = (f"Among {plural(dim.label)} with at least {c.min_rows} {metric.grain} {window}"
+        text = (f"Among {plural(dim.label)} with {at_least(c.min_rows, c.metric, catalog)} {window}"
                 f"{counted(c.metric, c.rules, metric.grain, catalog)}, which {c.k} had the highest {metric.label}? "
                 "List them from highest to lowest with the value of each.")
     elif c.analysis_type == "trend_analysis":
@@ -94,6 +94,15 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
     else:
         raise ValueError(f"no template for {c.analysis_type!r}")
     return " ".join((text + scope(c, catalog)).split())
+
+
+def at_least(n: int, metric_id: str, catalog: Catalog) -> str:
+    """"at least 30 orders": the rows a ranking's group needs. A composite's gold counts them in each of the
+    metrics it is computed from (its components', down to those that read rows), so each grain is named:
+    "at least 30 delivered orders and at least 30 reviews", never one count over both."""
+    leaves = [m for m in catalog.metric_tree(metric_id) if not catalog.metrics[m].components]
+    grains = list(dict.fromkeys(catalog.metrics[m].grain for m in leaves)) or [catalog.metrics[metric_id].grain]
+    return " and ".join(f"at least {n} {g}" for g in grains)
 
 
 def counted(metric_id: str, rules, grain: str, catalog: Catalog) -> str:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
+import signal
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -19,7 +22,7 @@ from dptool.generate.export import card, describe, describe_task, write_bundle
 from dptool.generate.graph import build_graph, graph_stats, graph_to_json
 from dptool.generate.instantiate import instantiate, plausible_types
 from dptool.generate.knowledge import knowledge_tasks
-from dptool.generate.materialize import Built, materialize, remove_models, write_models
+from dptool.generate.materialize import GOLD_DIR, Built, materialize, write_models
 from dptool.generate.phrase import phrase
 from dptool.generate.probe import probe
 from dptool.generate.profile import profile_dimensions
@@ -31,6 +34,7 @@ from dptool.outdir import BUNDLE, check_replaceable
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import DbtProject, dbt_version
 from dptool.project.prepare import prepare_catalog
+from dptool.project.semantic import GENERATED_DIR as SEMANTIC_DIR
 from dptool.project.warehouse import Warehouse
 from dptool.sql import VariantWriter, dialect_of, relation_key
 
@@ -47,6 +51,7 @@ class GenerateResult:
     dbt_seconds: float = 0.0  # of the stages' time, spent inside dbt's runner
     cpu_timings: dict[str, float] = field(default_factory=dict)  # CPU seconds of each stage, all threads
     rows: dict[str, tuple[list[str], list[tuple]]] = field(default_factory=dict)  # task id -> columns, rows read
+    warnings: list[str] = field(default_factory=list)  # metrics and rules none of whose candidates ran (SQL errors)
 
 
 class Stages:
@@ -66,6 +71,61 @@ class Stages:
         self.cpu[name] = round(time.process_time() - cpu, 3)
 
 
+# the folders a run writes into the project, kept as the last good run left them until a run completes
+GENERATED = (GOLD_DIR, Path("models") / SEMANTIC_DIR)
+KEPT = "dptool_last_good"  # in the target folder, where dbt parses nothing: the folders while a run writes new ones
+KEPT_LIST = "folders.json"
+
+
+@contextmanager
+def last_good(project: DbtProject, folders: tuple[Path, ...], echo: Callable[[str], None] = click.echo,
+              ) -> Iterator[None]:
+    """Run the block with `folders` (relative to the project) moved aside; delete them if it completes, put
+    them back if it does not (an error, Ctrl-C), so the project holds the last good run's, never a partial run's.
+
+    Aside, dbt does not parse them while the run compiles its own. A run killed outright (SIGKILL, power loss)
+    leaves them aside, with the list of what was moved: the next run puts them back first.
+    """
+    keep = project.target_dir / KEPT
+    if (keep / KEPT_LIST).is_file():
+        echo(f"  note: putting back {', '.join(map(str, folders))} as the last good run left them "
+             f"(an earlier run was killed; they waited in {keep})")
+        _put_back(project, keep)
+    shutil.rmtree(keep, ignore_errors=True)
+    keep.mkdir(parents=True)
+    present = [str(f) for f in folders if (project.project_dir / f).exists()]
+    # the list first: a run killed while moving still says which folders existed
+    (keep / KEPT_LIST).write_text(json.dumps({"folders": [str(f) for f in folders], "present": present}),
+                                  encoding="utf-8")
+    try:
+        for rel in present:
+            shutil.move(project.project_dir / rel, keep / rel)
+        yield
+    except BaseException:
+        _put_back(project, keep)
+        raise
+    shutil.rmtree(keep, ignore_errors=True)
+
+
+def _put_back(project: DbtProject, keep: Path) -> None:
+    """Replace the folders a run wrote with those `last_good` kept in `keep` (a second Ctrl-C waits for it)."""
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        listed = json.loads((keep / KEPT_LIST).read_text(encoding="utf-8"))
+        for rel in listed["folders"]:
+            if rel in listed["present"] and not (keep / rel).exists():
+                continue  # not moved aside yet when the run stopped: it is where it was
+            shutil.rmtree(project.project_dir / rel, ignore_errors=True)
+            if rel in listed["present"]:
+                (project.project_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(keep / rel, project.project_dir / rel)
+        shutil.rmtree(keep, ignore_errors=True)
+    finally:
+        if main and before is not None:
+            signal.signal(signal.SIGINT, before)
+
+
 SQL_TYPES = ("point_query", "trend_analysis", "comparison", "ranking", "significance_testing", "threshold_crossing",
              "counterfactual", "decomposition")
 AUGMENT_ROUNDS = 3
@@ -83,6 +143,7 @@ class Round:
     rejected: Counter = field(default_factory=Counter)
     reasons: dict[str, str] = field(default_factory=dict)  # task key -> why its candidate was dropped
     drops: list[tuple[str, str]] = field(default_factory=list)  # (reason, what the candidate was), for the card
+    sql_errors: list[tuple] = field(default_factory=list)  # (candidate, message) of each whose SQL failed
 
 
 def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target_tasks: int = 60,
@@ -97,13 +158,20 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
     dimensions and rewritten once where only the phrasing failed; without it, templates and stage 1.
     """
     out = check_replaceable(out, BUNDLE)  # before any work: a user's folder is refused, an unwritable one too
+    project = DbtProject(project_dir, profiles_dir, dbt_target)
+    with last_good(project, GENERATED, echo):  # a run that does not complete leaves the project's as they were
+        return _generate(project, out, seed=seed, target_tasks=target_tasks, min_per_type=min_per_type,
+                         refresh=refresh, echo=echo, progress=progress, rules_dir=rules_dir, llm=llm)
+
+
+def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_type, refresh, echo, progress, rules_dir,
+              llm) -> GenerateResult:
     stage = Stages(echo)
     old_tasks = read_tasks(refresh) if refresh else None
     if llm is not None:
         with stage("llm", f"{llm.name} at {llm.host}: phrase, judge and rewrite"):
             llm.ensure_model()
     with stage("load", "reading target/manifest.json"):
-        project = DbtProject(project_dir, profiles_dir, dbt_target)
         manifest = project.load_manifest()
         catalog = prepare_catalog(project, manifest, rules_dir=rules_dir, echo=echo)  # + semantic-layer models
         connection = project.connection()
@@ -143,12 +211,12 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
         probes.update(probe(project, fresh, catalog, profiles, connection, dialect))
 
     with stage("probe", f"where the rules of {sum(1 for s in skeletons if s.rules)} skeletons change their metric"):
-        remove_models(project)  # an earlier run's: dbt need not parse them in this run's compiles
-        probe_more(skeletons)
+        probe_more(skeletons)  # the earlier run's gold models wait in target/ (last_good): dbt parses none of them
     with stage("instantiate", f"{len(skeletons)} skeletons"):
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes)
     with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
         done = _round(project, candidates, catalog, connection, dialect, progress, reviewer)
+        tried = list(candidates)
     with stage("augment", f"raising every analysis type to {min_per_type} per domain"):
         used = {(c.skeleton.id, c.analysis_type) for c in candidates}
         next_id = len(candidates) + 1
@@ -159,6 +227,7 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
                 break
             next_id += len(extra)
             used |= {(c.skeleton.id, c.analysis_type) for c in extra}
+            tried += extra
             more = _round(project, extra, catalog, connection, dialect, progress, reviewer)
             done.tasks += more.tasks
             done.candidates += more.candidates
@@ -168,7 +237,9 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
             done.rejected.update(more.rejected)
             done.reasons.update(more.reasons)
             done.drops += more.drops
+            done.sql_errors += more.sql_errors
         _drop_duplicates(done)
+    warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
         known = knowledge_tasks(catalog)
         for i, task in enumerate(known, start=1):
@@ -205,7 +276,8 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
                               gold_rows=done.gold_rows, graph_json=graph_to_json(graph), card=text, extra_files=extra)
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
                           reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
-                          dbt_seconds=round(project.dbt_seconds, 3), cpu_timings=stage.cpu, rows=done.rows)
+                          dbt_seconds=round(project.dbt_seconds, 3), cpu_timings=stage.cpu, rows=done.rows,
+                          warnings=warnings)
 
 
 def _round(project, candidates, catalog, connection, dialect, progress, reviewer=None) -> Round:
@@ -218,9 +290,14 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     mapping = {relation_key(t.relation_name, dialect): (t.domain, t.name) for t in catalog.tables.values()}
     writer = VariantWriter(dialect, mapping, "duckdb")  # the bundle's warehouse is DuckDB
     # two steps per candidate: its gold model compiled, its query run
-    with click.progressbar(length=2 * len(candidates), label="  gold", file=None if progress else _Null()) as bar:
-        for c, outcome in materialize(project, candidates, catalog, connection, on_done=bar.update):
+    # materialize is closed as soon as the loop ends, by an error or Ctrl-C too: its queries still running stop
+    with click.progressbar(length=2 * len(candidates), label="  gold", file=None if progress else _Null()) as bar, \
+            closing(materialize(project, candidates, catalog, connection, on_done=bar.update)) as outcomes:
+        for c, outcome in outcomes:
             if isinstance(outcome, str):
+                if outcome.startswith(MODEL_ERROR):
+                    outcome = sql_error(c, outcome.removeprefix(MODEL_ERROR))
+                    out.sql_errors.append((c, outcome))
                 out.dropped[c.task_id] = outcome
                 continue
             try:
@@ -250,6 +327,46 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     return out
 
 
+MODEL_ERROR = "model error: "  # how materialize says a candidate's gold model did not compile or its query failed
+
+
+def sql_error(c, message: str) -> str:
+    """A candidate's SQL error, naming its gold model (task), metric and rules: where to look for the cause."""
+    rules = ", ".join(c.skeleton.rules) or "none"
+    return f"SQL error in gold model {c.task_id} (metric {c.metric}, rules {rules}): {' '.join(message.split())}"
+
+
+def failing_sources(candidates: list, errors: list[tuple]) -> list[str]:
+    """One line per metric every candidate of which failed with a SQL error, and per rule every candidate applying
+    which did (of another metric): most likely, its SQL (a metric's `value`, a rule macro) is at fault."""
+    failed = {c.task_id for c, _ in errors}
+    first = {}
+    for c, message in errors:
+        first.setdefault(c.metric, (c, message))
+        for r in c.skeleton.rules:
+            first.setdefault(r, (c, message))
+    lines = []
+    by_metric: dict[str, list] = {}
+    for c in candidates:
+        by_metric.setdefault(c.metric, []).append(c)
+    broken = {m for m, cs in by_metric.items() if all(c.task_id in failed for c in cs)}
+    for m in sorted(broken):
+        _, message = first[m]
+        common = sorted(set.intersection(*(set(c.skeleton.rules) for c in by_metric[m])))
+        suspect = f" (each applies rule {', '.join(common)})" if common else ""
+        lines.append(f"warning: metric {m}: all {len(by_metric[m])} of its candidates failed{suspect}; the first: "
+                     f"{message}")
+    by_rule: dict[str, list] = {}
+    for c in candidates:
+        if c.metric not in broken:
+            for r in c.skeleton.rules:
+                by_rule.setdefault(r, []).append(c)
+    for r, cs in sorted(by_rule.items()):
+        if all(c.task_id in failed for c in cs):
+            lines.append(f"warning: rule {r}: all {len(cs)} candidates applying it failed; the first: {first[r][1]}")
+    return lines
+
+
 def _drop_duplicates(done: Round) -> None:
     """No two tasks may ask the same question (dptool.generate.validate.duplicate_questions)."""
     drop = duplicate_questions(done.tasks)
@@ -267,7 +384,8 @@ def _drop_duplicates(done: Round) -> None:
 
 def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, first_id,
                   probes, probe_more):
-    """Candidates from unused skeletons for every (domain, analysis type) below the minimum."""
+    """Candidates from unused skeletons for every (domain, analysis type) below the minimum; the skeletons
+    tried are added to `used`."""
     have = Counter((t["domain"], t["analysis_type"]) for t in tasks)
     ranked = sorted(pool, key=lambda s: (-quality(s, catalog, cardinality, Counter(), Counter()), s.id))
     wanted = {}
@@ -283,9 +401,13 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
     extra = []
     for (_domain, kind), (missing, options) in wanted.items():
         # three times what is missing: some candidates still fail the rule test or have no scorable answer
-        made = instantiate(options[: 12 * missing], catalog, profiles, seed, dialect, types=(kind,),
+        tried = options[: 12 * missing]
+        made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,),
                            first_id=first_id + len(extra), probes=probes)
         extra += made[: 3 * missing]
+        # a skeleton that gave no candidate (e.g. too few groups qualify for a ranking) gives none next round
+        # either: the next round tries the options after it
+        used.update((s.id, kind) for s in tried)
     for i, c in enumerate(extra, start=first_id):
         c.task_id = f"t_{i:04d}"
     return extra

@@ -142,10 +142,16 @@ class DbtProject:
         with contextlib.chdir(self.project_dir):
             start = time.perf_counter()
             try:
-                outcome = dbtRunner(callbacks=[node_finished]).invoke(cli)
+                with _insisting_interrupt() as interrupted:
+                    outcome = dbtRunner(callbacks=[node_finished]).invoke(cli)
+                    if interrupted.is_set() and not isinstance(outcome.exception, KeyboardInterrupt):
+                        raise KeyboardInterrupt  # dbt swallowed it (a handler of its own, a __del__) and went on
             finally:
                 _release_duckdb()
                 self.dbt_seconds += time.perf_counter() - start
+        if isinstance(outcome.exception, KeyboardInterrupt | SystemExit):
+            # dbt's runner returns every BaseException as its outcome: a Ctrl-C must stop dptool, not fail a node
+            raise outcome.exception
         if outcome.exception is not None:
             message = " ".join(str(outcome.exception).split())
             message = f"dbt {args[0]} failed in {self.project_dir}: {message}"
@@ -278,6 +284,52 @@ class AdapterSession:
             self.adapter.cleanup_connections()
             if self.adapter_type == "duckdb":
                 _release_duckdb()
+
+
+@contextlib.contextmanager
+def _insisting_interrupt():
+    """While dbt runs, a Ctrl-C is raised again every half second until dbt's runner returns: a KeyboardInterrupt
+    raised where dbt ignores it (its parser, a destructor) would otherwise let a long parse or compile go on."""
+    import signal
+    import threading
+
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        yield interrupted
+        return
+    done = threading.Event()
+    lock = threading.Lock()
+    watchdog = threading.Thread(target=lambda: insist(), daemon=True)
+
+    def handler(signum, frame):
+        if done.is_set():  # a repeat raised by the watchdog just before dbt returned: the first one is on its way
+            return
+        if not interrupted.is_set():
+            interrupted.set()
+            watchdog.start()
+        raise KeyboardInterrupt
+
+    def insist():
+        while not done.wait(0.5):
+            with lock:
+                if not done.is_set():
+                    _interrupt_main()
+
+    before = signal.signal(signal.SIGINT, handler)
+    try:
+        yield interrupted
+    finally:
+        with lock:
+            done.set()
+        if watchdog.is_alive():
+            watchdog.join()
+        signal.signal(signal.SIGINT, before if before is not None else signal.default_int_handler)
+
+
+def _interrupt_main() -> None:
+    import _thread
+
+    _thread.interrupt_main()
 
 
 def _release_duckdb() -> None:

@@ -34,6 +34,7 @@ class Warehouse:
             self.con = duckdb.connect(str(self.path), read_only=read_only)
         except duckdb.Error as exc:
             raise DptoolError(f"{self.path}: cannot open ({' '.join(str(exc).split())})") from None
+        self._halts: set = set()  # how to stop the queries of each query_each still running
 
     @classmethod
     def of(cls, connection: Connection) -> Warehouse:
@@ -57,13 +58,17 @@ class Warehouse:
         error, in the order given.
 
         DuckDB runs a small query on one core, and releases Python's lock while it runs: the queries of a
-        batch share the machine, and the caller works on the rows of one while the next ones run.
+        batch share the machine, and the caller works on the rows of one while the next ones run. A caller
+        that stops early (Ctrl-C, an error, a break) interrupts the queries still running instead of waiting.
         """
         local = threading.local()
         cursors = []
         lock = threading.Lock()
+        stopped = threading.Event()
 
         def run(sql: str):
+            if stopped.is_set():  # a query that had not started when the caller stopped
+                return DptoolError(f"{self.path}: query interrupted")
             cursor = getattr(local, "cursor", None)
             if cursor is None:
                 with lock:
@@ -75,15 +80,36 @@ class Warehouse:
             except duckdb.Error as exc:
                 return DptoolError(f"{self.path}: query failed: {' '.join(str(exc).split())}{missing_hint(exc)}")
 
+        def stop() -> None:
+            stopped.set()
+            with lock:
+                for cursor in cursors:
+                    cursor.interrupt()
+
+        def halt() -> None:  # idempotent: called by this generator's end, or by close() if that comes first
+            stop()
+            # the worker threads are joined here, not at the interpreter's exit: an interrupted query ends at once
+            pool.shutdown(wait=True, cancel_futures=True)
+            self._halts.discard(halt)
+            with lock:
+                for cursor in cursors:
+                    cursor.close()
+                cursors.clear()
+
         pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="dptool-sql")
+        self._halts.add(halt)
+        finished = False
         try:
             yield from pool.map(run, queries)
+            finished = True
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)  # a caller that stops early waits for no more queries
-            for cursor in cursors:
-                cursor.close()
+            if finished:
+                pool.shutdown(wait=True)
+            halt()
 
     def close(self) -> None:
+        for halt in list(self._halts):  # a query_each whose caller stopped without closing it: its queries stop
+            halt()
         self.con.close()
 
     def __enter__(self) -> Warehouse:

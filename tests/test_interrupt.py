@@ -1,0 +1,160 @@
+"""Ctrl-C, for real: a SIGINT sent to `dptool generate` (a new process) at several points of a run exits 130 with
+one line and no traceback, and leaves the project's generated folders as the last good run left them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dptool.generate.pipeline import GENERATED, KEPT, KEPT_LIST, last_good
+from dptool.project.dbt import DbtProject
+
+LAST_GOOD = {  # a gold folder "an earlier run wrote": moved aside during a run, so dbt never parses it
+    "t_0001.sql": "-- written by `dptool generate`; do not edit\nselect 1 as value\n",
+    "_dptool_gold.yml": "# written by `dptool generate`; do not edit\nversion: 2\nmodels: []\n",
+}
+
+
+@pytest.fixture(scope="module")
+def project(demo_project, tmp_path_factory) -> Path:
+    """A copy of the built demo project whose models/dptool_gold holds the last good run's models."""
+    dest = tmp_path_factory.mktemp("interrupt") / "project"
+    shutil.copytree(demo_project.project_dir, dest, symlinks=True,
+                    ignore=shutil.ignore_patterns("logs", "dptool_gold", "dptool_ablation", "__pycache__"))
+    gold = dest / "models" / "dptool_gold"
+    gold.mkdir()
+    for name, text in LAST_GOOD.items():
+        (gold / name).write_text(text, encoding="utf-8")
+    return dest
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    """Every file of the project but dbt's own artifacts and logs, by its content."""
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and p.relative_to(root).parts[0] not in ("target", "logs")}
+
+
+def _interrupt(args: list[str], marker: str, delay: float) -> tuple[subprocess.CompletedProcess, float]:
+    """Run dptool, send SIGINT `delay` seconds after `marker` appears on its stdout; the process and the seconds it
+    took to exit after the signal."""
+    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    seen = ""
+    try:
+        while marker not in seen:
+            line = proc.stdout.readline()
+            assert line, f"dptool ended before {marker!r}: {seen}{proc.stderr.read()}"
+            seen += line
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        sent = time.perf_counter()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, seen + out, err), time.perf_counter() - sent
+
+
+def _assert_interrupted(proc) -> None:
+    assert proc.returncode == 130, proc.stdout[-2000:] + proc.stderr
+    assert proc.stderr.splitlines() == ["error: interrupted"], proc.stderr
+
+
+@pytest.mark.parametrize(("marker", "delay"), [
+    ("[probe]", 1.0),  # dbt compiles the probes (dbt's runner catches the KeyboardInterrupt)
+    ("[materialize]", 4.0),  # dbt compiles the gold models, or their queries run on threads
+])
+def test_sigint_during_generate_exits_130_and_leaves_the_last_good_run(project, tmp_path, marker, delay):
+    before = _snapshot(project)
+    out = tmp_path / "bundle"
+    proc, seconds = _interrupt(["generate", "--project-dir", str(project), "--out", str(out)], marker, delay)
+    _assert_interrupted(proc)
+    assert seconds < 20, f"{seconds:.1f} s from SIGINT to exit"
+    assert _snapshot(project) == before  # models/dptool_gold byte for byte, no dptool_batch, nothing else
+    assert not (project / "models" / "dptool_batch").exists()
+    assert not (project / "target" / KEPT).exists()
+    assert not out.exists() and not list(tmp_path.glob(".bundle.*"))  # no bundle, not even half of one
+
+
+def test_sigint_while_queries_run_on_threads_stops_them(demo_project, tmp_path):
+    """query_each's queries run on worker threads, where no KeyboardInterrupt reaches: they are interrupted."""
+    db = demo_project.connection().path
+    script = tmp_path / "slow.py"
+    script.write_text(
+        "import sys\nfrom dptool.project.warehouse import Warehouse\n"
+        "slow = 'select count(*) from range(10000000000) a where a.range % 7 = 3'\n"
+        "with Warehouse(sys.argv[1]) as wh:\n"
+        "    print('running', flush=True)\n"
+        "    for result in wh.query_each([slow] * 8):\n"
+        "        print(result, flush=True)\n", encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, str(script), db], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.stdout.readline() == "running\n"
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    start = time.perf_counter()
+    _, err = proc.communicate(timeout=60)
+    assert time.perf_counter() - start < 5, "the process waited for its queries"
+    assert "KeyboardInterrupt" in err  # a bare script: Python's own report, the queries did not finish first
+
+
+# --- last_good, in-process: what a failed run, and one killed outright, leave behind -------------------------------
+
+def _fake_project(root: Path) -> DbtProject:
+    (root / "target").mkdir(parents=True)
+    (root / "dbt_project.yml").write_text("name: p\nprofile: p\n", encoding="utf-8")
+    for folder in GENERATED:
+        (root / folder).mkdir(parents=True)
+        (root / folder / "a.sql").write_text(f"-- last good {folder}\n", encoding="utf-8")
+    return DbtProject(root, profiles_dir=root)
+
+
+def test_a_failed_run_puts_the_last_good_folders_back(tmp_path):
+    project = _fake_project(tmp_path / "p")
+    before = _snapshot(project.project_dir)
+    with pytest.raises(KeyboardInterrupt), last_good(project, GENERATED, echo=lambda _: None):
+        for folder in GENERATED:
+            assert not (project.project_dir / folder).exists()  # aside while the run compiles
+        (project.project_dir / GENERATED[0]).mkdir(parents=True)
+        (project.project_dir / GENERATED[0] / "half.sql").write_text("select", encoding="utf-8")
+        raise KeyboardInterrupt
+    assert _snapshot(project.project_dir) == before
+    assert not (project.target_dir / KEPT).exists()
+
+
+def test_a_completed_run_keeps_its_own_folders(tmp_path):
+    project = _fake_project(tmp_path / "p")
+    with last_good(project, GENERATED, echo=lambda _: None):
+        (project.project_dir / GENERATED[0]).mkdir(parents=True)
+        (project.project_dir / GENERATED[0] / "new.sql").write_text("select 2", encoding="utf-8")
+    assert sorted(p.name for p in (project.project_dir / GENERATED[0]).iterdir()) == ["new.sql"]
+    assert not (project.project_dir / GENERATED[1]).exists() and not (project.target_dir / KEPT).exists()
+
+
+def test_a_run_killed_outright_is_undone_by_the_next(tmp_path):
+    project = _fake_project(tmp_path / "p")
+    before = _snapshot(project.project_dir)
+    keep = project.target_dir / KEPT
+    # what a SIGKILL leaves after the folders were moved aside and a partial gold folder was written
+    keep.mkdir()
+    (keep / KEPT_LIST).write_text(json.dumps({"folders": [str(f) for f in GENERATED],
+                                              "present": [str(f) for f in GENERATED]}), encoding="utf-8")
+    for folder in GENERATED:
+        shutil.move(project.project_dir / folder, keep / folder)
+    (project.project_dir / GENERATED[0]).mkdir()
+    (project.project_dir / GENERATED[0] / "partial.sql").write_text("select", encoding="utf-8")
+    notes = []
+    with pytest.raises(RuntimeError), last_good(project, GENERATED, echo=notes.append):
+        raise RuntimeError("the next run fails too")
+    assert _snapshot(project.project_dir) == before
+    assert len(notes) == 1 and "earlier run was killed" in notes[0]
