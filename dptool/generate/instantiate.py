@@ -177,6 +177,11 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
             pool = [w for w in pool if probe.changed(_months(w), values)]
             if not pool:
                 return None
+        if analysis_type == "ranking" and dim.kind != "temporal":
+            # a ranking only where enough groups likely qualify (_ranking_k): not a window where none can be asked
+            pool = [w for w in pool if _ranking_k(skeleton, profile, catalog, w, time[1]) is not None]
+            if not pool:
+                return None
         if pool:
             window = rng.choice(pool)
             where += window_predicates(time[0].column, window, encoding, dialect)
