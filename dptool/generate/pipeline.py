@@ -220,9 +220,9 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
     with stage("augment", f"raising every analysis type to {min_per_type} per domain"):
         used = {(c.skeleton.id, c.analysis_type) for c in candidates}
         next_id = len(candidates) + 1
-        for _ in range(AUGMENT_ROUNDS):
+        for round_ in range(AUGMENT_ROUNDS):
             extra = _augmentation(done.tasks, pool, used, catalog, profiles, cardinality, seed, dialect,
-                                  min_per_type, next_id, probes, probe_more)
+                                  min_per_type, next_id, probes, probe_more, 2 ** round_)
             if not extra:
                 break
             next_id += len(extra)
@@ -383,9 +383,10 @@ def _drop_duplicates(done: Round) -> None:
 
 
 def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, first_id,
-                  probes, probe_more):
+                  probes, probe_more, widen: int = 1):
     """Candidates from unused skeletons for every (domain, analysis type) below the minimum; the skeletons
-    tried are added to `used`."""
+    tried are added to `used`. Each later round (`widen` 2, 4) tries that many times as many: a type still
+    short after a round is one whose candidates are mostly dropped."""
     have = Counter((t["domain"], t["analysis_type"]) for t in tasks)
     ranked = sorted(pool, key=lambda s: (-quality(s, catalog, cardinality, Counter(), Counter()), s.id))
     wanted = {}
@@ -397,14 +398,16 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
                            and kind in s.analysis_types and (s.id, kind) not in used]
                 wanted[(domain, kind)] = (missing, options)
     # the probes of the options that may be used, in one dbt compile: twelve times what is missing per type
-    probe_more([s for missing, options in wanted.values() for s in options[: 12 * missing]])
+    probe_more([s for missing, options in wanted.values() for s in options[: 12 * missing * widen]])
     extra = []
     for (_domain, kind), (missing, options) in wanted.items():
-        # three times what is missing: some candidates still fail the rule test or have no scorable answer
-        tried = options[: 12 * missing]
+        # three times what is missing: some candidates still fail the rule test or have no scorable answer;
+        tried = options[: 12 * missing * widen]
         made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,),
                            first_id=first_id + len(extra), probes=probes)
-        extra += made[: 3 * missing]
+        # three more: where one task is missing, its few candidates are often all dropped (a rule that leaves a
+        # top-k unchanged, tied ranks), and the next round would try as few again
+        extra += made[: (3 * missing + 3) * widen]
         # a skeleton that gave no candidate (e.g. too few groups qualify for a ranking) gives none next round
         # either: the next round tries the options after it
         used.update((s.id, kind) for s in tried)
