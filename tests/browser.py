@@ -81,7 +81,9 @@ class Browser:
         to_chromium, self._in = os.pipe()
         self._out, from_chromium = os.pipe()
 
-        def on_fds_3_and_4():  # in the child, before exec: the pipe ends where Chromium looks for them
+        # in the child, before exec: the pipe ends where Chromium looks for them (preexec_fn: start a Browser before
+        # this process starts threads, e.g. `serve`)
+        def on_fds_3_and_4():
             a, b = os.dup(to_chromium), os.dup(from_chromium)
             os.dup2(a, 3)
             os.dup2(b, 4)

@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     wrong = wrong_rule_task(score["results"], {t["task_id"]: t for t in tasks})
     args.out.mkdir(parents=True, exist_ok=True)
     step("chromium")
-    with serve(project.project_dir / "target") as base, Browser() as browser:
+    with Browser() as browser, serve(project.project_dir / "target") as base:  # forked before the server thread
         docs = Docs(browser, base)
         task = rule_task(tasks)
         gold = gold_page(docs, task, args.out)

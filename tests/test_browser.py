@@ -69,7 +69,7 @@ def pages(chromium, demo_bundle, demo_project, scored) -> SimpleNamespace:
                      DATA_PRODUCT_MODEL, "--no-compile", "--empty-catalog")
     target = demo_project.project_dir / "target"
     wrong = docs_pages.wrong_rule_task(scored.score["results"], scored.tasks)
-    with browser.serve(target) as base, browser.Browser() as chrome:
+    with browser.Browser() as chrome, browser.serve(target) as base:  # Chromium forked before the server thread
         docs = docs_pages.Docs(chrome, base)
         return SimpleNamespace(
             task=task, manifest=json.loads((target / "manifest.json").read_text(encoding="utf-8")),
