@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     for command in (("answer", str(args.bundle), "--agent", "base-sql", "--out", str(work / "base-sql.jsonl")),
                     ("score", str(args.bundle), str(work / "base-sql.jsonl"), "--out", str(work / "score"))):
-        step(f"dptool {' '.join(command[:1] + command[2:4])}")
+        step(f"dptool {command[0]} ({' '.join(command[1:])})")
         subprocess.run([sys.executable, "-m", "dptool.cli", *command], check=True, stdout=subprocess.DEVNULL)
     tasks = [json.loads(line) for line in (args.bundle / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
     score = json.loads((work / "score" / "score.json").read_text(encoding="utf-8"))
