@@ -63,10 +63,11 @@ def scored(demo_bundle, tmp_path_factory) -> SimpleNamespace:
 @pytest.fixture(scope="module")
 def pages(chromium, demo_bundle, demo_project, scored) -> SimpleNamespace:
     task = docs_pages.rule_task(_jsonl(demo_bundle[0] / "tasks.jsonl"))
-    # what the pages show comes from the parse (descriptions, columns, dependencies): no compiling, no catalog,
-    # 6 s where `--select '*'` takes a minute (make docs-check generates everything)
+    # the three pages only, and no catalog (what they show comes from the manifest): seconds, where `--select '*'`
+    # takes a minute (make docs-check generates everything). Not --no-compile: then dbt writes no manifest.json,
+    # and the one dptool generate left has the gold models' descriptions from before their questions.
     demo_project.run("docs", "generate", "--select", task["dbt_node"].rsplit(".", 1)[-1], "dptool_tasks",
-                     DATA_PRODUCT_MODEL, "--no-compile", "--empty-catalog")
+                     DATA_PRODUCT_MODEL, "--empty-catalog")
     target = demo_project.project_dir / "target"
     wrong = docs_pages.wrong_rule_task(scored.score["results"], scored.tasks)
     with browser.Browser() as chrome, browser.serve(target) as base:  # Chromium forked before the server thread
