@@ -1,0 +1,208 @@
+"""The pages a reviewer reads, as headless Chromium renders them: a gold model's dbt docs page, the overview
+`dptool_tasks`, a data product's page and one of its derived columns expanded, and report.html's wrong answers.
+
+Each reader returns what the page shows (innerText: hidden elements are left out) and, given a folder, takes its
+screenshot. tests/test_browser.py asserts on what they read; `make docs-check` (`python -m tests.docs_pages`) runs
+them on the demo after `dbt docs generate --select '*'` and writes docs/img/*.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+from tests.browser import Browser, serve
+
+PROJECT = "dptool_demo"
+DATA_PRODUCT_MODEL = "dp_seller_scorecard"  # a data product of several tables, with a derived column through a join
+DERIVED_COLUMN = "freight_to_price_ratio"
+APP = ".app-scroll"
+
+
+def rule_task(tasks: list[dict]) -> dict:
+    """The task whose page is shown: the first with rule-modified gold SQL and the most rules (at most 2: the
+    page stays short enough to read)."""
+    with_rules = [t for t in tasks if t.get("gold_sql") and t["rule_ids"]]
+    return max(with_rules, key=lambda t: min(len(t["rule_ids"]), 2))
+
+
+def wrong_rule_task(results: list[dict], tasks: dict[str, dict]) -> dict:
+    """A wrong answer worth showing: a rule task answered with a value that is not the gold (not "no answer"),
+    whose gold and answer are short enough to be shown whole."""
+    for r in results:
+        task = tasks[r["task_id"]]
+        if (not r["correct"] and r.get("answer") is not None and task["rule_ids"] and task.get("gold_sql")
+                and len(json.dumps(r["answer"])) < 400 and len(json.dumps(task["gold"])) < 400):
+            return r
+    raise AssertionError("no wrong rule task answered with a value in the score")
+
+
+class Docs:
+    """dbt docs (a served target/) in one browser: opens a node's page, reads and photographs its sections."""
+
+    def __init__(self, browser: Browser, base: str):
+        self.browser, self.base = browser, base
+
+    def open(self, unique_id: str) -> None:
+        kind, name = unique_id.split(".")[0], unique_id.rsplit(".", 1)[-1]
+        # the app swaps pages in place: ready when the title names this node and its sections are drawn
+        ready = (f"(() => {{ const t = document.querySelector('{APP} .app-title h1 .break');"
+                 f" return t && t.innerText.trim() === {json.dumps(name)}"
+                 " && !!document.querySelector('#description') && !!document.querySelector('.app-details h6'); })()")
+        self.browser.goto(f"{self.base}#!/{kind}/{unique_id}", ready, unique_id)
+        # the lineage graph's round button floats over the content (fixed at the window's corner): not in a photo
+        self.browser.evaluate("document.querySelectorAll('.launcher').forEach(e => e.style.visibility = 'hidden')")
+
+    def section(self, target: str) -> str:
+        """The selector of a page section by its anchor (details, description, columns, depends_on, code)."""
+        return f"section:has(> #{target})"
+
+    def text(self, target: str) -> str:
+        return self.browser.text(self.section(target))
+
+
+def gold_page(docs: Docs, task: dict, shots: Path | None = None) -> SimpleNamespace:
+    """A task's gold model: its description (question, metric, rule documents) and, in "Depends On", the models
+    and the macros it depends on (the Macros tab shows only after a click)."""
+    b = docs.browser
+    docs.open(task["dbt_node"])
+    title = b.text(f"{APP} .app-title")
+    description = docs.text("description")
+    depends = docs.section("depends_on")
+    tabs = b.evaluate(f"[...document.querySelectorAll('{depends} .nav-tabs a')].map(a => a.innerText.trim())")
+    models = b.text(f"{depends} .list-unstyled")
+    macros = ""
+    if "Macros" in tabs:
+        b.evaluate(f"[...document.querySelectorAll('{depends} .nav-tabs a')]"
+                   ".find(a => a.innerText.trim() === 'Macros').click()")
+        b.wait_for(f"document.querySelector('{depends} .nav-tabs li.active').innerText.trim() === 'Macros'",
+                   "the Macros tab of Depends On")
+        macros = b.text(f"{depends} .list-unstyled")
+    if shots:
+        b.screenshot(shots / "gold-model.png", f"{APP} .app-title", until=docs.section("description"),
+                     max_height=900)
+        b.screenshot(shots / "gold-model-macros.png", depends)
+    return SimpleNamespace(title=title, description=description, tabs=tabs, models=models, macros=macros)
+
+
+def tasks_page(docs: Docs, shots: Path | None = None) -> SimpleNamespace:
+    """The overview model dptool_tasks: every task with its question, linked."""
+    b = docs.browser
+    docs.open(f"model.{PROJECT}.dptool_tasks")
+    description = docs.text("description")
+    links = b.evaluate(f"[...document.querySelectorAll('{docs.section('description')} a')]"
+                       ".map(a => a.getAttribute('href'))")
+    if shots:
+        b.screenshot(shots / "dptool-tasks.png", f"{APP} .app-title", until=docs.section("description"),
+                     max_height=700)
+    return SimpleNamespace(description=description, links=links)
+
+
+def data_product_page(docs: Docs, model: str = DATA_PRODUCT_MODEL, column: str = DERIVED_COLUMN,
+                      shots: Path | None = None) -> SimpleNamespace:
+    """A data product model: its description (the request and the questions), and one derived column, collapsed
+    (one raw line) and expanded (rendered) after a click on its row, and which of the expanded paragraphs run past
+    the panel's edge."""
+    b = docs.browser
+    docs.open(f"model.{PROJECT}.{model}")
+    description = docs.text("description")
+    row = (f"[...document.querySelectorAll('{docs.section('columns')} tr.column-row')]"
+           f".find(r => r.querySelector('td').innerText.trim() === {json.dumps(column)})")
+    found = b.evaluate(f"(r => r ? (r.setAttribute('data-dptool', 'row'),"
+                       " r.nextElementSibling.setAttribute('data-dptool', 'expanded'),"
+                       f" r.closest('table').parentElement.setAttribute('data-dptool', 'panel'), true) : false)({row})")
+    if not found:
+        raise AssertionError(f"{model}: no row for column {column} in Columns")
+    collapsed = b.text("[data-dptool=row]")
+    b.click("[data-dptool=row]")
+    b.wait_for("document.querySelector('[data-dptool=expanded]').offsetParent !== null", f"{column} expanded")
+    expanded = b.text("[data-dptool=expanded]")
+    code = b.evaluate("[...document.querySelectorAll('[data-dptool=expanded] pre')].map(p => p.innerText)")
+    # the panel scrolls sideways: what runs past its right edge is not seen without scrolling
+    cut = b.evaluate("(() => { const edge = document.querySelector('[data-dptool=panel]')"
+                     ".getBoundingClientRect().right; return [...document.querySelectorAll('[data-dptool=expanded] p')]"
+                     ".filter(p => p.getBoundingClientRect().right > edge + 1).map(p => p.innerText); })()")
+    if shots:
+        # the columns table scrolls inside its panel (800 px at most): scrolled to the column, as a reader would
+        b.evaluate("document.querySelector('[data-dptool=panel]').scrollTop ="
+                   " document.querySelector('[data-dptool=row]').offsetTop")
+        b.screenshot(shots / "data-product.png", f"{APP} .app-title", until=docs.section("description"),
+                     max_height=1000)
+        b.screenshot(shots / "derived-column.png", "[data-dptool=row]", until="[data-dptool=expanded]",
+                     within="[data-dptool=panel]", max_height=1000)
+    return SimpleNamespace(description=description, collapsed=collapsed, expanded=expanded, code=code, cut=cut)
+
+
+def report_page(browser: Browser, report: Path, task_id: str, shots: Path | None = None) -> SimpleNamespace:
+    """report.html: the heading of its Wrong answers section and one wrong task's question, gold and answer."""
+    browser.goto(report.resolve().as_uri(), "document.readyState === 'complete'", str(report))
+    article = (f"[...document.querySelectorAll('article.wrong')]"
+               f".find(a => a.querySelector('h3').firstChild.textContent.trim() === {json.dumps(task_id)})")
+    if not browser.evaluate(f"(a => a ? (a.setAttribute('data-dptool', 'wrong'), true) : false)({article})"):
+        raise AssertionError(f"{report}: no wrong answer {task_id}")
+    headings = browser.evaluate("[...document.querySelectorAll('h2')].map(h => h.innerText)")
+    cells = browser.evaluate("[...document.querySelectorAll('[data-dptool=wrong] td pre')].map(p => p.innerText)")
+    question = browser.text("[data-dptool=wrong] p.q")
+    reason = browser.text("[data-dptool=wrong] p.no")
+    if shots:
+        browser.screenshot(shots / "report-top.png", "h1", until="section.charts > svg", max_height=500)
+        browser.screenshot(shots / "report-wrong-answer.png", "[data-dptool=wrong]")
+    return SimpleNamespace(headings=headings, question=question, expected=cells[0], given=cells[1], reason=reason)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """make docs-check: dbt docs of the whole demo, a base-sql score run, the pages read and photographed."""
+    from dptool.project.dbt import DbtProject
+
+    parser = argparse.ArgumentParser(prog="python -m tests.docs_pages", description=main.__doc__)
+    parser.add_argument("--project-dir", default=".", type=Path)
+    parser.add_argument("--bundle", default="bundle", type=Path)
+    parser.add_argument("--out", default="docs/img", type=Path, help="folder of the screenshots")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+
+    def step(what: str) -> None:
+        print(f"docs-check: {what} ({time.monotonic() - started:.0f} s)", flush=True)
+
+    project = DbtProject(args.project_dir)
+    step("dbt docs generate --select '*'")
+    project.run("docs", "generate", "--select", "*")
+    work = project.project_dir / "target" / "docs-check"
+    work.mkdir(parents=True, exist_ok=True)
+    for command in (("answer", str(args.bundle), "--agent", "base-sql", "--out", str(work / "base-sql.jsonl")),
+                    ("score", str(args.bundle), str(work / "base-sql.jsonl"), "--out", str(work / "score"))):
+        step(f"dptool {command[0]} ({' '.join(command[1:])})")
+        subprocess.run([sys.executable, "-m", "dptool.cli", *command], check=True, stdout=subprocess.DEVNULL)
+    tasks = [json.loads(line) for line in (args.bundle / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
+    score = json.loads((work / "score" / "score.json").read_text(encoding="utf-8"))
+    wrong = wrong_rule_task(score["results"], {t["task_id"]: t for t in tasks})
+    args.out.mkdir(parents=True, exist_ok=True)
+    step("chromium")
+    with Browser() as browser, serve(project.project_dir / "target") as base:  # forked before the server thread
+        docs = Docs(browser, base)
+        task = rule_task(tasks)
+        gold = gold_page(docs, task, args.out)
+        tasks_page(docs, args.out)
+        product = data_product_page(docs, shots=args.out)
+        report = report_page(browser, work / "score" / "report.html", wrong["task_id"], args.out)
+    problems = [what for what, ok in [
+        (f"{task['task_id']}: the question", task["question"] in gold.description),
+        (f"{task['task_id']}: the rule macros among Depends On",
+         all(f"rule__{r}" in gold.macros for r in task["rule_ids"])),
+        (f"{DATA_PRODUCT_MODEL}: the request", "Data product request" in product.description),
+        (f"{DERIVED_COLUMN}: the provenance, expanded", "Provenance: derived" in product.expanded),
+        (f"report.html: {wrong['task_id']}'s question", report.question == wrong["question"]),
+    ] if not ok]
+    for png in sorted(args.out.glob("*.png")):
+        print(f"  {png} {png.stat().st_size // 1024} KB")
+    step("done" if not problems else "NOT SHOWN: " + "; ".join(problems))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
