@@ -221,9 +221,11 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         used = {(c.skeleton.id, c.analysis_type) for c in candidates}
         next_id = len(candidates) + 1
         for round_ in range(AUGMENT_ROUNDS):
-            extra = _augmentation(done.tasks, pool, used, catalog, profiles, cardinality, seed, dialect,
-                                  min_per_type, next_id, probes, probe_more, 2 ** round_)
+            extra, more_options = _augmentation(done.tasks, pool, used, catalog, profiles, cardinality, seed,
+                                                dialect, min_per_type, next_id, probes, probe_more, 2 ** round_)
             if not extra:
+                if more_options:
+                    continue  # none of the options tried gave a candidate: the next round tries the next ones
                 break
             next_id += len(extra)
             used |= {(c.skeleton.id, c.analysis_type) for c in extra}
@@ -386,7 +388,7 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
                   probes, probe_more, widen: int = 1):
     """Candidates from unused skeletons for every (domain, analysis type) below the minimum; the skeletons
     tried are added to `used`. Each later round (`widen` 2, 4) tries that many times as many: a type still
-    short after a round is one whose candidates are mostly dropped."""
+    short after a round is one whose candidates are mostly dropped. Also says whether options remain untried."""
     have = Counter((t["domain"], t["analysis_type"]) for t in tasks)
     ranked = sorted(pool, key=lambda s: (-quality(s, catalog, cardinality, Counter(), Counter()), s.id))
     wanted = {}
@@ -413,7 +415,7 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
         used.update((s.id, kind) for s in tried)
     for i, c in enumerate(extra, start=first_id):
         c.task_id = f"t_{i:04d}"
-    return extra
+    return extra, any(len(options) > 12 * missing * widen for missing, options in wanted.values())
 
 
 def _task(b: Built, catalog: Catalog, writer: VariantWriter) -> tuple[dict, list]:
