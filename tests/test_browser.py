@@ -128,8 +128,6 @@ def test_a_derived_column_shows_its_provenance_collapsed_and_expanded(pages):
     assert pages.product.code[1].lstrip().upper().startswith(("SELECT", "WITH"))
 
 
-@pytest.mark.xfail(strict=True, reason="the column's meta (config.meta.dptool.provenance) is shown as one unbroken "
-                   "line of JSON that widens the expanded row: its sentences run past the panel's right edge")
 def test_a_derived_columns_provenance_is_not_cut_at_the_panels_edge(pages):
     assert not pages.product.cut
 
