@@ -116,8 +116,8 @@ def test_a_data_products_page_shows_its_request_and_questions(pages):
 
 
 def test_a_derived_column_shows_its_provenance_collapsed_and_expanded(pages):
-    column = pages.manifest["nodes"][f"model.{PROJECT}.{DATA_PRODUCT_MODEL}"]["columns"][DERIVED_COLUMN]
-    provenance = column["meta"]["dptool"]["provenance"]
+    node = pages.manifest["nodes"][f"model.{PROJECT}.{DATA_PRODUCT_MODEL}"]
+    provenance = node["config"]["meta"]["dptool"]["column_provenance"][DERIVED_COLUMN]
     assert provenance["derived"]
     sources = [e["source"] for e in provenance["edges"]]
     # collapsed: one line of plain sentences, nothing of markdown
