@@ -4,7 +4,9 @@ For every column of every data-product model, the column's entry in the model's 
 - its description: the hand-written sentence, then a "Provenance:" part (derived or not, kind, source
   columns with their edge types, the expression, and for a derived column the SQL that computes it from
   the tables), and
-- `config.meta.dptool.provenance`: the same as data (derived, kind, expression, edges), for tools.
+and the model's `config.meta.dptool.column_provenance` holds the same as data, per column (derived, kind,
+expression, edges), for tools. On the model, not the column: dbt docs shows an expanded column's meta as
+one unbroken line of JSON, which widened the row until the provenance sentences ran past the panel's edge.
 The model that declares the data product gets its request and questions (each with its SQL over the tables
 and from the data product) in its description; the data product's other models say where those are.
 
@@ -53,6 +55,8 @@ def write_provenance(project_dir: str | Path, products: ProjectProducts, dialect
             human = human_description(str(entry.get("description") or ""))
             entry["description"] = (human + "\n\n" if human else "") + describe_model(model, products, dialect)
             entry["columns"] = _columns(entry.get("columns") or [], model, products.table_names, dialect)
+            dptool = entry.setdefault("config", {}).setdefault("meta", {}).setdefault("dptool", {})
+            dptool["column_provenance"] = {name: _data(col, products.table_names) for name, col in model.columns.items()}
         if yamlio.write(path, data, yamlio.header(text)):
             changed.append(path)
     return changed
@@ -65,19 +69,33 @@ def _columns(existing: list, model: ModelLineage, names: dict[str, str], dialect
         entry = dict(by_name.pop(name, None) or {"name": name})
         human = human_description(str(entry.get("description") or ""))
         entry["description"] = (human + "\n\n" if human else "") + describe(col, names, dialect)
-        config = entry.setdefault("config", {})
-        meta = config.setdefault("meta", {})
-        dptool = meta.setdefault("dptool", {})
-        dptool["provenance"] = {
-            "derived": col.derived,
-            "kind": col.kind,
-            "through_join": col.through_join,
-            "expression": col.expression,
-            "edges": [yamlio.Flow(source=_source(e.relation, e.column, names), type=e.type) for e in col.edges],
-        }
+        _drop_column_meta(entry)
         result.append(entry)
     result.extend(by_name.values())  # documented columns the SQL no longer has: the user's to remove
     return result
+
+
+def _data(col: ColumnLineage, names: dict[str, str]) -> dict:
+    return {
+        "derived": col.derived,
+        "kind": col.kind,
+        "through_join": col.through_join,
+        "expression": col.expression,
+        "edges": [yamlio.Flow(source=_source(e.relation, e.column, names), type=e.type) for e in col.edges],
+    }
+
+
+def _drop_column_meta(entry: dict) -> None:
+    """Remove the column-level provenance an earlier dptool wrote, and the mappings it leaves empty."""
+    config = entry.get("config")
+    meta = config.get("meta") if isinstance(config, dict) else None
+    dptool = meta.get("dptool") if isinstance(meta, dict) else None
+    if not isinstance(dptool, dict) or "provenance" not in dptool:
+        return
+    del dptool["provenance"]
+    for parent, key in ((meta, "dptool"), (config, "meta"), (entry, "config")):
+        if parent[key] == {}:
+            del parent[key]
 
 
 def _source(relation: str, column: str, names: dict[str, str]) -> str:

@@ -146,6 +146,7 @@ MODEL = Schema("model", {
                              schema=DATA_PRODUCT)),
     "task": Key(MAPPING, hint="written by `dptool generate` on gold models"),
     "semantic": Key(MAPPING, hint="written by `dptool generate` on the semantic layer's metric models"),
+    "column_provenance": Key(MAPPING, hint="written by `dptool dp provenance` on data-product models"),
 })
 SEED = Schema("seed", dict(_TABLE_KEYS))
 SOURCE = Schema("source", dict(_TABLE_KEYS))
@@ -155,7 +156,7 @@ MACRO = Schema("macro", {"rule": Key(Kind("a mapping {title, type, effective_fro
 COLUMN = Schema("column", {
     "dimension": DIMENSION,
     "label": Key(TEXT, hint="the dimension's name in questions"),
-    "provenance": Key(MAPPING, hint="written by `dptool dp provenance`"),
+    "provenance": Key(MAPPING, hint="written by an earlier `dptool dp provenance`; now on the model"),
 })
 SEMANTIC_METRIC = Schema("semantic metric", {"metric": Key(MAPPING)})
 SEMANTIC_DIMENSION = Schema("semantic dimension", {"dimension": DIMENSION})
