@@ -56,7 +56,8 @@ def write_provenance(project_dir: str | Path, products: ProjectProducts, dialect
             entry["description"] = (human + "\n\n" if human else "") + describe_model(model, products, dialect)
             entry["columns"] = _columns(entry.get("columns") or [], model, products.table_names, dialect)
             dptool = entry.setdefault("config", {}).setdefault("meta", {}).setdefault("dptool", {})
-            dptool["column_provenance"] = {name: _data(col, products.table_names) for name, col in model.columns.items()}
+            dptool["column_provenance"] = {name: _data(col, products.table_names)
+                                           for name, col in model.columns.items()}
         if yamlio.write(path, data, yamlio.header(text)):
             changed.append(path)
     return changed
