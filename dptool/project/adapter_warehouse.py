@@ -1,7 +1,8 @@
 """The data of a target that is not a DuckDB file, read through its dbt adapter (dptool.project.dbt.AdapterSession).
 
-`AdapterWarehouse` answers the same `query` as the DuckDB `Warehouse` (profiling dimensions, reading gold
-rows); `export_from_adapter` copies the agent-visible tables into the bundle's DuckDB file.
+`AdapterWarehouse` answers the same `query` as the DuckDB `Warehouse` (profiling dimensions, reading probes and
+gold rows), with numbers as DuckDB computes them; `export_from_adapter` copies the agent-visible tables into the
+bundle's DuckDB file.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sqlglot import exp
 
 from dptool.errors import DptoolError
 from dptool.project.dbt import AdapterSession, Connection, DbtProject
-from dptool.sql import dialect_of
+from dptool.sql import dialect_of, double_arithmetic
 
 BATCH_ROWS = 2000  # rows per INSERT when copying a table into DuckDB
 
@@ -38,14 +39,16 @@ class AdapterWarehouse:
         return cls(connection.project)
 
     def query(self, sql: str) -> tuple[list[str], list[tuple]]:
-        """Run one query; return its column names and rows (decimals as floats, as DuckDB gives doubles)."""
-        names, _, rows = self.typed_query(sql)
+        """Run one query; return its column names and rows, numbers as DuckDB computes them: each quotient and
+        average in DOUBLEs where the target keeps a DECIMAL of bounded scale (dptool.sql.double_arithmetic), and
+        decimals read as floats. So a gold read here is what its `gold_sql` gives on the bundle's DuckDB file."""
+        names, _, rows = self.typed_query(double_arithmetic(sql, self.dialect))
         return names, rows
 
     def typed_query(self, sql: str) -> tuple[list[str], list[str], list[tuple]]:
-        """`query`, with each column's type as the adapter names it: the precision a number was computed at,
-        which its float no longer tells (Spark's avg of a DECIMAL(p, s) is a DECIMAL(p + 4, s + 4), where
-        DuckDB's is a DOUBLE)."""
+        """Run one query as it is written (the target's own arithmetic); return its column names, each column's
+        type as the adapter names it (the precision a number was computed at, which its float no longer tells:
+        Spark's avg of a DECIMAL(p, s) is a DECIMAL(p + 4, s + 4), where DuckDB's is a DOUBLE) and its rows."""
         names, types, rows = self.session.query(sql)
         return names, types, [tuple(_plain(v) for v in row) for row in rows]
 
