@@ -8,8 +8,10 @@ bundle's DuckDB file.
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import uuid
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 
@@ -53,13 +55,38 @@ class AdapterWarehouse:
         return names, types, [tuple(_plain(v) for v in row) for row in rows]
 
     def query_each(self, queries: Iterable[str]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
-        """Run many queries in this session, one after the other; yield each one's columns and rows, or its
-        error, in the order given."""
-        for sql in queries:
+        """Run many queries (`query` each), as many at a time as the profile's `threads` (what dbt sends the target
+        at once), each thread on its own connection; yield each one's columns and rows, or its error, in the order
+        given.
+
+        A warehouse's cost per query is mostly waiting (planning, scheduling, the network), not this process: on
+        Spark, one query plans while another runs.
+        """
+        threads = max(1, int(getattr(self.session.adapter.config, "threads", 1) or 1))
+        if threads == 1:
+            for sql in queries:
+                try:
+                    yield self.query(sql)
+                except DptoolError as exc:
+                    yield exc
+            return
+        manager = self.session.adapter.connections
+        local = threading.local()
+
+        def run(sql: str):
+            if not getattr(local, "named", False):  # this thread's connection, opened on its first query
+                manager.set_connection_name(f"dptool_{threading.get_ident()}")
+                local.named = True
             try:
-                yield self.query(sql)
+                return self.query(sql)
             except DptoolError as exc:
-                yield exc
+                return exc
+
+        pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dptool-sql")
+        try:
+            yield from pool.map(run, queries)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # the threads' connections close with the session
 
     def close(self) -> None:
         self.session.close()
