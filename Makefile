@@ -54,7 +54,8 @@ $(SPARK_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,spark]'
 	touch $(SPARK_STAMP)
 
-# the dbt package's integration tests, the subscriptions fixture and the demo's ecommerce domain on Apache Spark:
+# the dbt package's integration tests, the subscriptions fixture and the demo's ecommerce domain built and generated on
+# Apache Spark (bundles compared with DuckDB's):
 # a local SparkSession in the test process (dbt-spark's session method), nothing started outside the machine;
 # needs Java 17+ (.ci/run installs Debian's openjdk-17-jre-headless), and there a skip is a failure
 test-spark: $(SPARK_STAMP)

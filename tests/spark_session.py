@@ -80,7 +80,7 @@ def output(schema: str) -> dict:
         "method": "session",
         "host": "NA",  # required by dbt-spark's credentials, unused by the session method
         "schema": schema,
-        "threads": 1,
+        "threads": 2,  # two queries at a time: one plans while the other runs (dptool reads through the adapter)
         "server_side_parameters": {
             "spark.master": "local[2]",
             # the driver's RPC and block manager on loopback only, not on the machine's network interface

@@ -35,6 +35,8 @@ PROVEN = [
     "equality__metric_variants__sales",
     "rule_changes_answer__metric_variants__sales",
     "equality__cross_db__days_between",
+    "equality__cross_db__datediff_hours",
+    "equality__cross_db__dateadd_year",
     "equality__cross_db__timestamp_literal",
     "equality__cross_db__timestamp_literal_value",
     "equality__cross_db__is_numeric_column",

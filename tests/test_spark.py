@@ -20,7 +20,9 @@ import duckdb
 import pytest
 import sqlglot
 
+from dptool.answers import compare
 from dptool.generate.export import bundle_tables
+from dptool.generate.pipeline import GenerateResult, generate
 from dptool.generate.profile import profile_dimensions
 from dptool.project.adapter_warehouse import AdapterWarehouse, export_from_adapter
 from dptool.project.catalog import load_catalog
@@ -72,6 +74,33 @@ def _catalog(built: Built):
     folder = built.project.project_dir / "business_rules"
     return load_catalog(built.manifest, rule_documents={p.stem: p.read_text(encoding="utf-8")
                                                         for p in folder.glob("*.md")})
+
+
+# the small benchmark of tests/subscriptions.py (GENERATE_ARGS), generated in this process: Spark's metastore
+# (Derby) admits the one JVM that holds it, so `dptool generate` cannot run in a subprocess here
+GENERATE = {"seed": 42, "target_tasks": 8, "min_per_type": 0}
+
+
+def generate_here(project: DbtProject, out: Path, label: str) -> tuple[GenerateResult, list[dict]]:
+    """`dptool generate --dbt-target <the project's target> --target 8` in this process (`--rules-dir
+    business_rules` where the project has that folder);
+    prints the seconds of each stage (`pytest -s`, for the README)."""
+    rules = project.project_dir / "business_rules"  # the fixture's rule documents; the demo's are its macros'
+    result = generate(project.project_dir, out, dbt_target=project.target, progress=False, echo=lambda _: None,
+                      rules_dir=rules if rules.is_dir() else None, **GENERATE)
+    print(f"\n{label}: dptool generate --target {GENERATE['target_tasks']}, {len(result.tasks)} tasks, seconds:",
+          {k: round(v, 1) for k, v in result.timings.items()}, f"(total {sum(result.timings.values()):.1f})")
+    tasks = [json.loads(line) for line in (out / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
+    return result, tasks
+
+
+@pytest.fixture(scope="module")
+def bundles(on_spark, on_duckdb, tmp_path_factory) -> tuple[list[dict], list[dict]]:
+    """The tasks of `dptool generate` on Spark and on DuckDB, same fixture, seed and target."""
+    out = tmp_path_factory.mktemp("bundles")
+    _, on_spark_tasks = generate_here(on_spark.project, out / "spark", "subscriptions on Spark")
+    _, on_duckdb_tasks = generate_here(on_duckdb.project, out / "duckdb", "subscriptions on DuckDB")
+    return on_spark_tasks, on_duckdb_tasks
 
 
 def test_the_fixture_builds_on_spark(on_spark):
@@ -196,3 +225,42 @@ def test_decimals_and_timestamps_read_from_spark(on_spark):
     assert _duckdb("select cast(1 as decimal(10, 2)) / 3")[0][0] == 1 / 3
     assert noon == dt.datetime(2018, 1, 1, 12, 30) and noon.tzinfo is None and day == dt.date(2018, 2, 28)
     assert _duckdb("select timestamp '2018-01-01 12:30:00', date '2018-02-28'") == [(noon, day)]
+
+
+def test_spark_and_duckdb_give_the_same_benchmark(bundles):
+    """The same tasks (ids, questions, analysis types, metrics, rules) and golds equal within each task's tolerance,
+    either way round; export re-ran each Spark task's gold_sql on the bundle's DuckDB file (to 1e-9), or there would
+    be no bundle."""
+    on_spark, on_duckdb = bundles
+    assert len([t for t in on_spark if t["gold_sql"]]) >= 8
+    keys = ("task_id", "question", "analysis_type", "metric_ids", "rule_ids", "answer_format", "tolerance")
+    assert [{k: t.get(k) for k in keys} for t in on_spark] == [{k: t.get(k) for k in keys} for t in on_duckdb]
+    wrong = {}
+    for s, d in zip(on_spark, on_duckdb, strict=True):
+        if s["gold_sql"] is None:  # a knowledge task: a passage of the rule documents
+            assert s["gold"] == d["gold"], s["task_id"]
+            continue
+        for against, answer in (("gold", d["gold"]), ("base", d.get("base"))):
+            if answer is None:
+                continue
+            there, back = compare(s, answer, against=against), compare(d, s[against], against=against)
+            if not (there.correct and back.correct):
+                wrong[s["task_id"], against] = there.reason or back.reason
+    assert wrong == {}
+
+
+def test_quotients_and_averages_are_read_from_spark_as_duckdb_computes_them(on_spark):
+    """The normalization the benchmark needs: Spark's quotient and average of DECIMALs are DECIMALs of bounded
+    scale (6 and 5 digits here), DuckDB's are DOUBLEs; the adapter's `query` (probes, gold rows) casts each
+    numerator and average argument to a double (dptool.sql.double_arithmetic), so it reads DuckDB's values."""
+    # DECIMAL(27, 6), as the fixture's `cents / 100.0` is on Spark
+    values = ("(values (cast(1.50 as decimal(27, 6)), cast(27.05 as decimal(27, 6))), (2.25, 40.60), (0.10, 3.00))"
+              " as t(a, b)")
+    sql = f"select 1.0 * sum(a) / sum(b) as ratio, avg(case when a > 2 then 1.0 else 0.0 end) as rate from {values}"
+    with AdapterWarehouse(on_spark.project) as wh:
+        _, types, raw = wh.typed_query(sql)
+        names, rows = wh.query(sql)
+    assert types[0].startswith("decimal(") and raw == [(round(3.85 / 70.65, 6), 0.33333)]
+    duck = _duckdb(sql)
+    assert names == ["ratio", "rate"] and rows == [pytest.approx(duck[0], rel=1e-12)]
+    assert duck == [pytest.approx((3.85 / 70.65, 1 / 3), rel=1e-12)]

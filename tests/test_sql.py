@@ -11,7 +11,16 @@ import pytest
 import sqlglot
 
 from dptool.errors import DptoolError
-from dptool.sql import equals, in_window, literal, pretty, relation_key, rename_relations, variant_query
+from dptool.sql import (
+    double_arithmetic,
+    equals,
+    in_window,
+    literal,
+    pretty,
+    relation_key,
+    rename_relations,
+    variant_query,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 COMPILED = (FIXTURES / "compiled_gold_ranking.sql").read_text(encoding="utf-8")
@@ -199,3 +208,27 @@ def test_variant_query_drops_nested_copies_of_top_level_ctes():
     one, two = (variant_query(sql, "dptool_gold", [], "duckdb").sql("duckdb") for sql in (hoisted, nested))
     assert one == two
     assert one.count("__dbt__cte__a AS (") == 1
+
+
+def test_double_arithmetic_computes_quotients_and_averages_in_doubles_on_spark():
+    """Spark keeps a DECIMAL quotient at 6 digits and a DECIMAL average at s + 4 where DuckDB computes DOUBLEs:
+    on Spark, dptool reads each quotient's numerator and each average's argument cast to a double."""
+    sql = ("select 1.0 * sum(discount) / sum(subtotal) as ratio, avg(case when late then 1.0 else 0.0 end) as rate,"
+           " avg(cast(x as double)) as plain, 7 div 2 as whole, sum(subtotal) * 1.5 as product from t")
+    assert double_arithmetic(sql, "spark") == (
+        "SELECT CAST(1.0 * SUM(discount) AS DOUBLE) / SUM(subtotal) AS ratio,"
+        " AVG(CAST(CASE WHEN late THEN 1.0 ELSE 0.0 END AS DOUBLE)) AS rate, AVG(CAST(x AS DOUBLE)) AS plain,"
+        " 7 DIV 2 AS whole, SUM(subtotal) * 1.5 AS product FROM t")
+    assert double_arithmetic(sql, "duckdb") == sql and double_arithmetic(sql, "postgres") == sql
+    assert double_arithmetic("select cast(x as double) / 2 from t", "spark") == "select cast(x as double) / 2 from t"
+    assert double_arithmetic("select (", "spark") == "select ("  # a query that does not parse goes as it is
+    # on DuckDB the cast changes nothing: its quotient and average of DECIMALs are DOUBLEs already
+    con = duckdb.connect()
+    try:
+        values = "(values (1.50::decimal(10, 2), 27.05::decimal(10, 2)), (2.25, 40.60), (0.10, 3.00)) t(a, b)"
+        text = "select 1.0 * sum(a) / sum(b), avg(case when a > 2 then 1.0 else 0.0 end) from " + values
+        on_spark = double_arithmetic(sqlglot.transpile(text, read="duckdb", write="spark")[0], "spark")
+        assert con.execute(sqlglot.transpile(on_spark, read="spark", write="duckdb")[0]).fetchall() == \
+            con.execute(text).fetchall()
+    finally:
+        con.close()

@@ -1,14 +1,17 @@
 """The data of a target that is not a DuckDB file, read through its dbt adapter (dptool.project.dbt.AdapterSession).
 
-`AdapterWarehouse` answers the same `query` as the DuckDB `Warehouse` (profiling dimensions, reading gold
-rows); `export_from_adapter` copies the agent-visible tables into the bundle's DuckDB file.
+`AdapterWarehouse` answers the same `query` as the DuckDB `Warehouse` (profiling dimensions, reading probes and
+gold rows), with numbers as DuckDB computes them; `export_from_adapter` copies the agent-visible tables into the
+bundle's DuckDB file.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import uuid
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 
@@ -18,7 +21,7 @@ from sqlglot import exp
 
 from dptool.errors import DptoolError
 from dptool.project.dbt import AdapterSession, Connection, DbtProject
-from dptool.sql import dialect_of
+from dptool.sql import dialect_of, double_arithmetic
 
 BATCH_ROWS = 2000  # rows per INSERT when copying a table into DuckDB
 
@@ -38,25 +41,52 @@ class AdapterWarehouse:
         return cls(connection.project)
 
     def query(self, sql: str) -> tuple[list[str], list[tuple]]:
-        """Run one query; return its column names and rows (decimals as floats, as DuckDB gives doubles)."""
-        names, _, rows = self.typed_query(sql)
+        """Run one query; return its column names and rows, numbers as DuckDB computes them: each quotient and
+        average in DOUBLEs where the target keeps a DECIMAL of bounded scale (dptool.sql.double_arithmetic), and
+        decimals read as floats. So a gold read here is what its `gold_sql` gives on the bundle's DuckDB file."""
+        names, _, rows = self.typed_query(double_arithmetic(sql, self.dialect))
         return names, rows
 
     def typed_query(self, sql: str) -> tuple[list[str], list[str], list[tuple]]:
-        """`query`, with each column's type as the adapter names it: the precision a number was computed at,
-        which its float no longer tells (Spark's avg of a DECIMAL(p, s) is a DECIMAL(p + 4, s + 4), where
-        DuckDB's is a DOUBLE)."""
+        """Run one query as it is written (the target's own arithmetic); return its column names, each column's
+        type as the adapter names it (the precision a number was computed at, which its float no longer tells:
+        Spark's avg of a DECIMAL(p, s) is a DECIMAL(p + 4, s + 4), where DuckDB's is a DOUBLE) and its rows."""
         names, types, rows = self.session.query(sql)
         return names, types, [tuple(_plain(v) for v in row) for row in rows]
 
     def query_each(self, queries: Iterable[str]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
-        """Run many queries in this session, one after the other; yield each one's columns and rows, or its
-        error, in the order given."""
-        for sql in queries:
+        """Run many queries (`query` each), as many at a time as the profile's `threads` (what dbt sends the target
+        at once), each thread on its own connection; yield each one's columns and rows, or its error, in the order
+        given.
+
+        A warehouse's cost per query is mostly waiting (planning, scheduling, the network), not this process: on
+        Spark, one query plans while another runs.
+        """
+        threads = max(1, int(getattr(self.session.adapter.config, "threads", 1) or 1))
+        if threads == 1:
+            for sql in queries:
+                try:
+                    yield self.query(sql)
+                except DptoolError as exc:
+                    yield exc
+            return
+        manager = self.session.adapter.connections
+        local = threading.local()
+
+        def run(sql: str):
+            if not getattr(local, "named", False):  # this thread's connection, opened on its first query
+                manager.set_connection_name(f"dptool_{threading.get_ident()}")
+                local.named = True
             try:
-                yield self.query(sql)
+                return self.query(sql)
             except DptoolError as exc:
-                yield exc
+                return exc
+
+        pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dptool-sql")
+        try:
+            yield from pool.map(run, queries)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)  # the threads' connections close with the session
 
     def close(self) -> None:
         self.session.close()
