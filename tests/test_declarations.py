@@ -166,11 +166,13 @@ MALFORMED = {
     ),
     "model_key_misspelt": (
         lambda m: set_dptool(m, f"model.{PROJECT}.orders", {"tabel": True}),
-        f"{ORDERS}: meta.dptool.tabel is not a model key (table, domain, metric, data_product, task, semantic)",
+        f"{ORDERS}: meta.dptool.tabel is not a model key (table, domain, metric, data_product, task, semantic, "
+        "column_provenance)",
     ),
     "rule_on_a_model": (
         lambda m: edit_dptool(m, f"model.{PROJECT}.orders", lambda d: d.update(rule={"type": "temporal"})),
-        f"{ORDERS}: meta.dptool.rule is not a model key (table, domain, metric, data_product, task, semantic)",
+        f"{ORDERS}: meta.dptool.rule is not a model key (table, domain, metric, data_product, task, semantic, "
+        "column_provenance)",
     ),
     "metric_is_text": (
         lambda m: edit_dptool(m, f"model.{PROJECT}.gmv", lambda d: d.update(metric="sum(price)")),
