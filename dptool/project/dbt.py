@@ -323,7 +323,12 @@ def _insisting_interrupt():
             done.set()
         if watchdog.is_alive():
             watchdog.join()
-        signal.signal(signal.SIGINT, before if before is not None else signal.default_int_handler)
+        if interrupted.is_set():
+            # a repeat the watchdog raised just before `done` may still be pending: with Python's own handler back,
+            # it would land in the caller's exit path and end the process by the signal (-2), not with exit 130
+            signal.signal(signal.SIGINT, lambda signum, frame: None)
+        else:
+            signal.signal(signal.SIGINT, before if before is not None else signal.default_int_handler)
 
 
 def _interrupt_main() -> None:
