@@ -43,10 +43,17 @@ def _snapshot(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file() and p.relative_to(root).parts[0] not in ("target", "logs")}
 
 
+def _as_from_a_terminal() -> None:
+    # a process started in the background (a CI job, `make test &`) inherits SIGINT ignored, and Python then keeps
+    # ignoring it: the child gets Ctrl-C as a terminal gives it
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(args: list[str], marker: str, delay: float) -> tuple[subprocess.CompletedProcess, float]:
     """Run dptool, send SIGINT `delay` seconds after `marker` appears on its stdout; the process and the seconds it
     took to exit after the signal."""
-    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", *args], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", *args], preexec_fn=_as_from_a_terminal,
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     seen = ""
     try:
@@ -98,7 +105,8 @@ def test_sigint_while_queries_run_on_threads_stops_them(demo_project, tmp_path):
         "    print('running', flush=True)\n"
         "    for result in wh.query_each([slow] * 8):\n"
         "        print(result, flush=True)\n", encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, str(script), db], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, str(script), db], preexec_fn=_as_from_a_terminal,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.stdout.readline() == "running\n"
     time.sleep(1.0)
