@@ -406,12 +406,11 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
     probe_more([s for missing, options in wanted.values() for s in options[: 12 * missing * widen]])
     extra = []
     for (_domain, kind), (missing, options) in wanted.items():
-        # three times what is missing: some candidates still fail the rule test or have no scorable answer;
         tried = options[: 12 * missing * widen]
         made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,),
                            first_id=first_id + len(extra), probes=probes)
-        # three more: where one task is missing, its few candidates are often all dropped (a rule that leaves a
-        # top-k unchanged, tied ranks), and the next round would try as few again
+        # three per task missing, and three more: candidates still fail the rule test or have no scorable answer,
+        # and where one task is missing its few candidates are often all dropped (a top-k a rule leaves as it is)
         extra += made[: (3 * missing + 3) * widen]
         # a skeleton that gave no candidate (e.g. too few groups qualify for a ranking) gives none next round
         # either: the next round tries the options after it
