@@ -41,7 +41,7 @@ docs-check: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist loadgroup
 
 # the subscriptions fixture on PostgreSQL: the tests start a throw-away server on loopback themselves
 # (Debian's postgresql package; .ci/run installs it and starts one for the whole suite)

@@ -56,6 +56,15 @@ def copy_demo_project(dest: Path) -> Path:
     return dest
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups
+def pytest_collection_modifyitems(config, items):
+    # `make test` runs the suite on two pytest-xdist workers (--dist loadgroup); each worker builds its own demo
+    # project, but the generated demo bundle costs minutes, so every test that reads it runs on one worker
+    for item in items:
+        if "demo_bundle" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("demo_bundle"))
+
+
 @pytest.fixture(scope="session")
 def _built_demo(tmp_path_factory) -> tuple[DbtProject, dict]:
     root = copy_demo_project(tmp_path_factory.mktemp("demo") / "project")

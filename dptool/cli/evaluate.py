@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from dptool.cli.interrupt import exit_interrupted
 from dptool.errors import DptoolError
 
 BUNDLE = click.argument("bundle", type=click.Path(exists=True, file_okay=False))
@@ -133,9 +134,8 @@ def eval_command(bundle, model, condition, out, max_turns, limit, sql_timeout, s
             run_tasks(agent, todo, out, on_done=step)
     except KeyboardInterrupt:
         # answers so far are on disk: the generic handler's "nothing was written" would be wrong here
-        click.echo(f"\nerror: interrupted after {count} of {len(todo)} tasks; answers so far are in "
-                   f"{out / 'answers.jsonl'}; run the same command again to resume", err=True)
-        sys.exit(130)
+        exit_interrupted(f"\nerror: interrupted after {count} of {len(todo)} tasks; answers so far are in "
+                         f"{out / 'answers.jsonl'}; run the same command again to resume")
     except DptoolError as exc:
         raise DptoolError(f"{exc} ({count} of {len(todo)} tasks done; run the same command again to resume)") \
             from None

@@ -3,7 +3,6 @@ command groups of the other areas, registered at the end."""
 
 from __future__ import annotations
 
-import signal
 import sys
 from collections import Counter
 from pathlib import Path
@@ -13,6 +12,7 @@ import click
 from dptool import __version__
 from dptool.cli.dp import dp as dp_command
 from dptool.cli.evaluate import answer_command, eval_command, score_command
+from dptool.cli.interrupt import exit_interrupted
 from dptool.cli.llm import configured_llm, echo_llm_summary, judge_agreement_command, link_command, llm_options
 from dptool.cli.options import project_options, seed_option
 from dptool.errors import DptoolError
@@ -28,10 +28,7 @@ class Group(click.Group):
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
         except KeyboardInterrupt:
-            # the run has undone what it wrote; a second Ctrl-C (or a repeat dptool raised) must not end the exit
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            click.echo("error: interrupted", err=True)
-            sys.exit(130)
+            exit_interrupted()  # the run has undone what it wrote
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})

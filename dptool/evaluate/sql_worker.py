@@ -20,6 +20,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from typing import TextIO
 
 import duckdb
@@ -81,26 +82,52 @@ def schema(con: duckdb.DuckDBPyConnection) -> str:
 
 
 class Runner:
-    """One connection, one query at a time, each under the time limit: interrupt, then end the process."""
+    """One connection, one query at a time, each under the time limit: interrupt, then end the process.
+
+    The limit is kept by one thread started with the runner, before the address space is capped: a timer thread
+    started per query needs a new stack, which a query that used up the memory budget leaves no room for.
+    """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, *, timeout: float, grace: float, max_rows: int,
                  memory_mb: int):
         self.con, self.timeout, self.grace, self.max_rows, self.memory_mb = con, timeout, grace, max_rows, memory_mb
+        self._changed = threading.Condition()
+        self._started: float | None = None  # when the running query started; None between queries
+        threading.Thread(target=self._keep_the_limit, daemon=True).start()
 
     def run(self, sql: str) -> str:
-        interrupt = threading.Timer(self.timeout, self.con.interrupt)
-        # the parent kills this process at timeout + grace; this is for when the parent is gone
-        stuck = threading.Timer(self.timeout + 2 * self.grace, os._exit, (EXIT_STUCK,))
-        for timer in (interrupt, stuck):
-            timer.daemon = True
-            timer.start()
+        with self._changed:
+            self._started = time.monotonic()
+            self._changed.notify()
         try:
             return render(self._query(sql), self.max_rows)
         except Refused as exc:
             return f"error: {exc}"
         finally:
-            interrupt.cancel()
-            stuck.cancel()
+            with self._changed:
+                self._started = None
+                self._changed.notify()
+
+    def _keep_the_limit(self) -> None:
+        with self._changed:
+            interrupted = None  # the start of the query last interrupted
+            while True:
+                started = self._started
+                if started is None:
+                    self._changed.wait()
+                    continue
+                now = time.monotonic()
+                if interrupted != started:
+                    if now >= started + self.timeout:
+                        interrupted = started
+                        self.con.interrupt()
+                    else:
+                        self._changed.wait(started + self.timeout - now)
+                    continue
+                # the parent kills this process at timeout + grace; this is for when the parent is gone
+                if now >= started + self.timeout + 2 * self.grace:
+                    os._exit(EXIT_STUCK)
+                self._changed.wait(started + self.timeout + 2 * self.grace - now)
 
     def _query(self, sql: str) -> Result:
         try:
@@ -146,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     except duckdb.Error as exc:
         _reply(out, {"error": " ".join(str(exc).split())})
         return 1
-    cap_address_space(args.memory_mb)
     runner = Runner(con, timeout=args.timeout, grace=args.grace, max_rows=args.max_rows, memory_mb=args.memory_mb)
+    cap_address_space(args.memory_mb)
     _reply(out, {"ready": True})
     for line in sys.stdin:
         try:
