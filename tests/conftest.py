@@ -58,11 +58,13 @@ def copy_demo_project(dest: Path) -> Path:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups
 def pytest_collection_modifyitems(config, items):
-    # `make test` runs the suite on two pytest-xdist workers (--dist loadgroup); each worker builds its own demo
-    # project, but the generated demo bundle costs minutes, so every test that reads it runs on one worker
+    # `make test` runs the suite on two pytest-xdist workers (--dist loadgroup). A module's tests stay on one worker
+    # (its module-scoped fixtures build a project once), and every module that reads the generated demo bundle on the
+    # same one: the bundle costs minutes, and each worker would generate its own
+    readers = {item.nodeid.split("::")[0] for item in items if "demo_bundle" in getattr(item, "fixturenames", ())}
     for item in items:
-        if "demo_bundle" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("demo_bundle"))
+        module = item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group("demo_bundle" if module in readers else module))
 
 
 @pytest.fixture(scope="session")
