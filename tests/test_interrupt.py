@@ -17,6 +17,7 @@ import pytest
 
 from dptool.generate.pipeline import GENERATED, KEPT, KEPT_LIST, last_good
 from dptool.project.dbt import DbtProject
+from tests.subscriptions import GENERATE_ARGS, copy_fixture, set_up
 
 LAST_GOOD = {  # a gold folder "an earlier run wrote": moved aside during a run, so dbt never parses it
     "t_0001.sql": "-- written by `dptool generate`; do not edit\nselect 1 as value\n",
@@ -94,6 +95,30 @@ def test_sigint_during_generate_exits_130_and_leaves_the_last_good_run(project, 
     assert not out.exists() and not list(tmp_path.glob(".bundle.*"))  # no bundle, not even half of one
 
 
+
+
+def test_sigint_while_the_bundle_is_written_leaves_no_bundle_and_the_project_as_it_was(tmp_path):
+    """The SIGINT is sent the moment export's staging folder appears (the subscriptions fixture: a small project)."""
+    root = copy_fixture(tmp_path / "project")
+    set_up(root)
+    before = _snapshot(root)
+    out = tmp_path / "bundle"
+    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", "generate", "--project-dir", str(root), "--out",
+                             str(out), *GENERATE_ARGS], preexec_fn=_as_from_a_terminal, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        while not list(tmp_path.glob(".bundle.tmp-*")):
+            assert proc.poll() is None, f"generate ended before export began: {proc.returncode} {proc.stderr.read()}"
+            time.sleep(0.001)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    _assert_interrupted(subprocess.CompletedProcess(proc.args, proc.returncode, "", err))
+    assert _snapshot(root) == before
+    assert not out.exists() and not list(tmp_path.glob(".bundle.*"))  # no bundle, not even half of one
 
 def test_an_interrupt_that_ended_a_string_exec_still_exits_130(tmp_path):
     """CPython marks a `python -m` process for death by SIGINT when a KeyboardInterrupt ends a string exec (as in
