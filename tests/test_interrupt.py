@@ -3,6 +3,7 @@ one line and no traceback, and leaves the project's generated folders as the las
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -11,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,14 +52,25 @@ def _as_from_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@contextlib.contextmanager
+def _running(args: list[str], **popen) -> Iterator[subprocess.Popen]:
+    """dptool in a new process that gets SIGINT as from a terminal, stderr piped; killed if still running when the
+    block ends."""
+    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", *args], preexec_fn=_as_from_a_terminal,
+                            stderr=subprocess.PIPE, text=True, **popen)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def _interrupt(args: list[str], marker: str, delay: float) -> tuple[subprocess.CompletedProcess, float]:
     """Run dptool, send SIGINT `delay` seconds after `marker` appears on its stdout; the process and the seconds it
     took to exit after the signal."""
-    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", *args], preexec_fn=_as_from_a_terminal,
-                            stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
     seen = ""
-    try:
+    with _running(args, stdout=subprocess.PIPE) as proc:
         while marker not in seen:
             line = proc.stdout.readline()
             assert line, f"dptool ended before {marker!r}: {seen}{proc.stderr.read()}"
@@ -66,10 +79,6 @@ def _interrupt(args: list[str], marker: str, delay: float) -> tuple[subprocess.C
         proc.send_signal(signal.SIGINT)
         sent = time.perf_counter()
         out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     return subprocess.CompletedProcess(proc.args, proc.returncode, seen + out, err), time.perf_counter() - sent
 
 
@@ -95,30 +104,23 @@ def test_sigint_during_generate_exits_130_and_leaves_the_last_good_run(project, 
     assert not out.exists() and not list(tmp_path.glob(".bundle.*"))  # no bundle, not even half of one
 
 
-
-
 def test_sigint_while_the_bundle_is_written_leaves_no_bundle_and_the_project_as_it_was(tmp_path):
     """The SIGINT is sent the moment export's staging folder appears (the subscriptions fixture: a small project)."""
     root = copy_fixture(tmp_path / "project")
     set_up(root)
     before = _snapshot(root)
     out = tmp_path / "bundle"
-    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", "generate", "--project-dir", str(root), "--out",
-                             str(out), *GENERATE_ARGS], preexec_fn=_as_from_a_terminal, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    try:
+    with _running(["generate", "--project-dir", str(root), "--out", str(out), *GENERATE_ARGS],
+                  stdout=subprocess.DEVNULL) as proc:
         while not list(tmp_path.glob(".bundle.tmp-*")):
             assert proc.poll() is None, f"generate ended before export began: {proc.returncode} {proc.stderr.read()}"
             time.sleep(0.001)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     _assert_interrupted(subprocess.CompletedProcess(proc.args, proc.returncode, "", err))
     assert _snapshot(root) == before
     assert not out.exists() and not list(tmp_path.glob(".bundle.*"))  # no bundle, not even half of one
+
 
 def test_an_interrupt_that_ended_a_string_exec_still_exits_130(tmp_path):
     """CPython marks a `python -m` process for death by SIGINT when a KeyboardInterrupt ends a string exec (as in
@@ -131,6 +133,7 @@ def test_an_interrupt_that_ended_a_string_exec_still_exits_130(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "stopped_in_exec", "parse"], cwd=tmp_path, capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=60)
     _assert_interrupted(proc)
+
 
 def test_sigint_while_queries_run_on_threads_stops_them(demo_project, tmp_path):
     """query_each's queries run on worker threads, where no KeyboardInterrupt reaches: they are interrupted."""

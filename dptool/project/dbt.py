@@ -325,7 +325,7 @@ def _insisting_interrupt():
             watchdog.join()
         if interrupted.is_set():
             # a repeat the watchdog raised just before `done` may still be pending: with Python's own handler back,
-            # it would land in the caller's exit path and end the process by the signal (-2), not with exit 130
+            # it would raise a second KeyboardInterrupt in the caller's clean-up (the CLI ignores SIGINT once it exits)
             signal.signal(signal.SIGINT, lambda signum, frame: None)
         else:
             signal.signal(signal.SIGINT, before if before is not None else signal.default_int_handler)
