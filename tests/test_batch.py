@@ -6,6 +6,7 @@ import shutil
 
 import duckdb
 import pytest
+import sqlglot
 
 from dptool.errors import DptoolError
 from dptool.project import batch
@@ -75,6 +76,20 @@ def test_a_text_that_fails_gets_the_error_and_the_others_compile(demo_project, m
     assert {n: compiled[n].sql.strip() for n in TEXTS} == {n: sql.strip() for n, sql in alone.items()}
     assert compiled["t_0010"].sql == compiled["t_0003"].sql
     assert not (demo_project.project_dir / BATCH_DIR).exists()
+
+
+def test_batches_that_read_the_same_ephemeral_models_compile_each_one_once(demo_project, demo_manifest):
+    # dbt-core 1.11 on two threads injected an ephemeral model that both batches reached at once with its own
+    # CTEs inside (a WITH in a CTE's place: a syntax error), in most runs of these 200 texts (CI's failure)
+    metrics = sorted(n["name"] for n in demo_manifest["nodes"].values()
+                     if n["resource_type"] == "model" and "/metrics/" in n["original_file_path"])
+    texts = {f"t_{i:04d}": f"select * from {{{{ ref('{metrics[i % len(metrics)]}') }}}}" for i in range(200)}
+    for _ in range(3):
+        for name, c in compile_texts(demo_project, texts).items():
+            assert c.error is None and c.injected, name
+            for cte, body in c.injected:
+                assert not body.lstrip().startswith(f"with {batch.CTE_PREFIX}"), (name, cte)
+            sqlglot.parse_one(c.sql, read="duckdb")
 
 
 def test_nothing_to_compile_runs_no_dbt(demo_project):

@@ -43,8 +43,8 @@ def test_init_sets_up_a_project(project):
     lines = proc.stdout.splitlines()
     assert lines[0] == f"dptool init in {project} (dbt project 'subscriptions')"
     assert lines[-5:] == ["next:", "  dbt deps", "  dbt build", "  dptool generate",
-                          "  dbt build --selector dptool_gold    # the gold models and their rule tests, when you want "
-                          "them"]
+                          "  dbt build --selector dptool_gold --threads 1    # the gold models and their rule tests, "
+                          "when you want them"]
     assert any(line.split()[:2] == ["packages.yml", "created"] for line in lines)
     assert any(line.split()[:2] == ["models/dptool_gold/", "ok"] for line in lines)
     assert ("  models/dptool_gold/                ok            nothing to configure: gold models set their own "

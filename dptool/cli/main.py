@@ -131,7 +131,8 @@ def init(project_dir, dry_run):
     click.echo("  dbt deps")
     click.echo("  dbt build")
     click.echo("  dptool generate")
-    click.echo("  dbt build --selector dptool_gold    # the gold models and their rule tests, when you want them")
+    click.echo("  dbt build --selector dptool_gold --threads 1    # the gold models and their rule tests, "
+               "when you want them")
 
 
 @main.group()

@@ -182,7 +182,8 @@ def _overview_properties(candidates: list[Candidate], catalog: Catalog, question
         f"The {len(candidates)} tasks of the benchmark `dptool generate` wrote: one gold model each, hidden from the "
         f"navigation and search of these docs (follow a task's link). A task's page holds its question, its metric "
         f"and rule documents, its compiled SQL (the base and the rule-modified query side by side) and, among its "
-        f"dependencies, the rule macros it applies. Build them all: `dbt build --selector {GOLD_GROUP}`.", "", *rows])
+        f"dependencies, the rule macros it applies. Build them all: "
+        f"`dbt build --selector {GOLD_GROUP} --threads 1`.", "", *rows])
     return {"name": OVERVIEW, "description": text,
             "columns": [{"name": name} for name in OVERVIEW_COLUMNS]}
 

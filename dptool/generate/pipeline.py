@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from dptool import __version__
+from dptool.errors import DptoolError
 from dptool.generate.enrich import NotScorable, answer
 from dptool.generate.export import card, describe, describe_task, write_bundle
 from dptool.generate.graph import build_graph, graph_stats, graph_to_json
@@ -426,7 +427,10 @@ def _task(b: Built, catalog: Catalog, writer: VariantWriter) -> tuple[dict, list
     columns, rows = b.columns, b.rows
     result = answer(c, metric, columns, rows)
     order_by = {"ranking": ["rank"], "series": ["period"]}.get(c.shape, list(c.group_by))
-    written = writer.write(b.injected, b.own_sql, ["dptool_gold", "dptool_base"], order_by)
+    try:
+        written = writer.write(b.injected, b.own_sql, ["dptool_gold", "dptool_base"], order_by)
+    except DptoolError as exc:
+        raise DptoolError(f"gold model {c.task_id} (metric {c.metric!r}): {exc}") from None
     sqls = {"gold": written["dptool_gold"], "base": written["dptool_base"]}
     gold_rows = [tuple(r[1:]) for r in rows if r[0] == "gold"]
     if order_by:

@@ -18,6 +18,13 @@ from dptool.project.declarations import check_manifest
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "False")
 
+# The dbt commands that compile models, which dptool runs on one thread: dbt-core 1.11 compiles an ephemeral model
+# that two threads reach at once wrongly (the model injected with its own CTEs inside: a syntax error in a model
+# that reads it; dbt-core#12602, fixed after 1.11). Compiling is Python under the GIL and DuckDB runs each query on
+# every core, so a second thread gained little; a profile's `threads` still sets dptool's own parallel queries.
+_COMPILING = frozenset({"build", "compile", "run", "test", "seed", "snapshot", "show", "docs", "retry", "clone",
+                        "run-operation"})
+
 
 @dataclass(frozen=True)
 class NodeResult:
@@ -125,6 +132,8 @@ class DbtProject:
         ]
         if self.target:
             cli += ["--target", self.target]
+        if args and args[0] in _COMPILING:
+            cli += ["--threads", "1"]  # see _COMPILING
         failed: dict[str, str] = {}
         succeeded: set[str] = set()
 
