@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from dptool.errors import DptoolError
 from dptool.project import semantic
 from dptool.project.catalog import load_catalog
 from dptool.project.dbt import DbtProject
-from dptool.project.prepare import prepare_catalog
+from dptool.project.prepare import manifest_behind_generated, prepare_catalog
 from tests.subscriptions import GENERATE_ARGS, cli, copy_fixture, metric_sql, set_up
 
 EXPECTED = Path(__file__).parent / "fixtures" / "subscriptions_semantic.json"
@@ -149,6 +150,24 @@ def test_rule_documents_from_the_rules_dir(run):
     # with it, the file wins
     changed = load_catalog(manifest, rule_documents={"early_cancellation": "Changed. " + "word " * 25})
     assert changed.rules["early_cancellation"].document.startswith("Changed.")
+
+
+def test_generate_parses_only_when_what_it_wrote_for_the_catalog_is_not_in_the_manifest(run, tmp_path):
+    project, _, _, _ = run
+    manifest = json.loads(project.manifest_path.read_text(encoding="utf-8"))
+    assert not manifest_behind_generated(project, manifest)  # generate's closing parse took them in
+    clone = DbtProject(shutil.copytree(project.project_dir, tmp_path / "p", ignore=shutil.ignore_patterns("*.duckdb*")))
+    folder = clone.project_dir / "models" / "dptool_semantic"
+    assert not manifest_behind_generated(clone, manifest)
+    (folder / "revenue.sql").unlink()  # a metric model the manifest still has
+    assert manifest_behind_generated(clone, manifest)
+    shutil.copy(project.project_dir / "models" / "dptool_semantic" / "revenue.sql", folder / "revenue.sql")
+    os.utime(folder / "revenue.sql", (clone.manifest_path.stat().st_mtime - 60,) * 2)
+    assert not manifest_behind_generated(clone, manifest)
+    docs = folder / "_dptool_rule_docs.md"  # rewritten after dbt wrote the manifest: a rule document changed
+    docs.write_text(docs.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    os.utime(docs, (clone.manifest_path.stat().st_mtime + 60,) * 2)
+    assert manifest_behind_generated(clone, manifest)
 
 
 def _simple_to_aggregation_params(manifest: dict) -> dict:

@@ -34,7 +34,7 @@ from dptool.generate.validate import duplicate_questions, identifiers, issues, v
 from dptool.outdir import BUNDLE, check_replaceable
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import DbtProject, dbt_version
-from dptool.project.prepare import prepare_catalog
+from dptool.project.prepare import manifest_behind_generated, prepare_catalog
 from dptool.project.semantic import GENERATED_DIR as SEMANTIC_DIR
 from dptool.project.warehouse import Warehouse
 from dptool.sql import VariantWriter, dialect_of, relation_key
@@ -254,11 +254,13 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                        if t["task_id"] not in kept_ids]
         known = kept
         tasks = sorted(known + done.tasks, key=lambda t: t["task_id"])
-        # No closing `dbt parse`: target/manifest.json stays the one generate read (dptool's commands leave the
-        # gold models out of the catalog), and the next dbt command parses the new models anyway. It cost a quarter
-        # of generate (dbt renders every gold model's Jinja: none passes its static parser).
         write_models(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
                      {t["task_id"]: t["question"] for t in tasks})
+        # The gold models are left to the next dbt command's parse (dptool's catalog leaves them out; parsing them
+        # cost a quarter of generate: none passes dbt's static parser); what `dptool graph` and `ablate` read
+        # from target/manifest.json, the semantic layer's models and rule documents, is parsed when it changed.
+        if manifest_behind_generated(project, manifest):
+            project.run("parse")
     with stage("export", "writing the bundle"):
         versions = {"dptool": __version__, "dbt-core": dbt_version(), "duckdb": version("duckdb"),
                     "sqlglot": version("sqlglot")}

@@ -63,3 +63,18 @@ def prepare_catalog(project: DbtProject, manifest: dict, *, rules_dir: str | Pat
     extra = {RULE_DOCS: semantic.docs_blocks(blocks)} if blocks else {}
     semantic.write_models(project.project_dir, catalog.semantic, extra)
     return catalog
+
+
+def manifest_behind_generated(project: DbtProject, manifest: dict) -> bool:
+    """Whether `manifest` misses what prepare_catalog wrote under models/dptool_semantic/ (a file new, changed or
+    deleted since dbt wrote it): `dptool graph` and `ablate` read those metric models and rule documents from it."""
+    from dptool.project import semantic
+
+    files = sorted((project.project_dir / "models" / semantic.GENERATED_DIR).glob("*"))
+    nodes = {p.relative_to(project.project_dir).as_posix() for p in files if p.suffix in (".sql", ".md")}
+    parsed = {n.get("original_file_path", "").replace("\\", "/")
+              for kind in ("nodes", "docs") for n in (manifest.get(kind) or {}).values() if semantic.is_generated(n)}
+    if nodes != parsed:
+        return True
+    written = project.manifest_path.stat().st_mtime if project.manifest_path.is_file() else 0.0
+    return any(p.stat().st_mtime > written for p in files)  # a file's text changed (its properties too)
