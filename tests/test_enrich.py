@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import ttest_ind
 
+from dptool.generate import enrich
 from dptool.generate.enrich import NotScorable, _number, answer, period_label, threshold_between
 from dptool.generate.instantiate import Candidate
 from dptool.generate.sample import Skeleton
@@ -70,6 +71,41 @@ def test_threshold_between_zero_is_positive():
 def test_threshold_between_equal_values():
     with pytest.raises(NotScorable, match="base and gold agree"):
         threshold_between(3.5, 3.5)
+
+
+PERCENT_TOL, NUMBER_TOL = {"rel_tol": 0.001, "abs_tol": 0.0005}, {"rel_tol": 0.001, "abs_tol": 0.005}
+
+
+@pytest.mark.parametrize(("a", "b", "tol", "threshold"), [
+    (0.03, 0.05, PERCENT_TOL, 0.04),
+    (0.0412, 0.0431, PERCENT_TOL, 0.042),  # 0.0420 lies 0.08 points from one and 0.11 from the other
+    (10.3, 12.7, NUMBER_TOL, 12.0),
+    (1000, 1003, NUMBER_TOL, 1001.5),  # 1002 is within 0.1 % of 1003
+])
+def test_threshold_between_is_outside_the_tolerance_of_both(a, b, tol, threshold):
+    assert threshold_between(a, b, tol) == threshold
+
+
+@pytest.mark.parametrize(("a", "b", "tol"), [
+    (0.000527, 0.000529, PERCENT_TOL),  # a rule that moves a rate by 0.0002 points: no threshold is clear of both
+    (0.037815, 0.038793, PERCENT_TOL),  # 0.098 points apart: less than two tolerances
+    (100.0, 100.2, NUMBER_TOL),
+])
+def test_no_threshold_between_values_closer_than_the_tolerance(a, b, tol):
+    with pytest.raises(NotScorable, match="within the answer's tolerance"):
+        threshold_between(a, b, tol)
+
+
+@pytest.mark.parametrize(("value", "tol", "threshold"), [
+    (0.038793, PERCENT_TOL, 0.04),  # 0.039 is 0.02 points away: the next round number up
+    (3.0, NUMBER_TOL, 3.1),
+    (12.345, NUMBER_TOL, 12.0),
+    (1e-06, NUMBER_TOL, 0.006),
+    (-0.0004, PERCENT_TOL, 0.0002),
+    (0.0, PERCENT_TOL, 1.0),
+])
+def test_a_threshold_without_a_rule_is_a_round_number_outside_the_values_tolerance(value, tol, threshold):
+    assert enrich._round_threshold(value, tol) == threshold
 
 
 def test_threshold_between_below_eight_decimals():
@@ -170,7 +206,8 @@ def test_threshold_crossing_with_rule():
 
 @pytest.mark.parametrize(
     ("gold", "threshold", "verdict"),
-    [(10.5, 10.0, "PASS"), (10.0, 11.0, "FAIL"), (0.934, 0.93, "PASS"), (-12.3, -12.0, "FAIL"), (0.0, 1.0, "FAIL"),
+    # 0.934: 0.93 is within the answer's tolerance (0.005) of it, 0.92 is not
+    [(10.5, 10.0, "PASS"), (10.0, 11.0, "FAIL"), (0.934, 0.92, "PASS"), (-12.3, -12.0, "FAIL"), (0.0, 1.0, "FAIL"),
      (187.46, 190.0, "FAIL")],
 )
 def test_threshold_crossing_without_rule(gold, threshold, verdict):

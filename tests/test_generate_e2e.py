@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 
@@ -118,9 +119,20 @@ def test_every_rule_task_gold_differs_from_its_base(tasks):
 
 
 def test_threshold_separates_base_from_gold(tasks):
+    checked = 0
     for task in tasks:
-        if task["analysis_type"] == "threshold_crossing" and task["rule_ids"]:
+        if task["analysis_type"] != "threshold_crossing":
+            continue
+        if task["rule_ids"]:
             assert task["gold"]["result"] != task["base"]["result"], task["task_id"]
+        # outside the tolerance of the gold value (and the base's): a value the scorer accepts is on its verdict's
+        # side; a threshold within it would ask about rounding, not about the rules
+        tol = task["tolerance"]
+        for value in [task["gold"]["value"]] + ([task["base"]["value"]] if task["rule_ids"] else []):
+            assert not math.isclose(task["gold"]["threshold"], value, rel_tol=tol["rel_tol"], abs_tol=tol["abs_tol"]), \
+                task["task_id"]
+        checked += 1
+    assert checked > 50
 
 
 def test_stored_sql_reads_only_agent_visible_tables(demo_bundle, tasks):

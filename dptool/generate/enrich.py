@@ -37,7 +37,8 @@ def answer(c: Candidate, metric: Metric, columns: list[str], rows: list[tuple]) 
         return _task(gold, base, {"type": "ranking", "key": c.group_by[0], "k": c.k, **fmt}, metric)
     if kind == "threshold_crossing":
         gold, base = (_single(by_variant[v]) for v in ("gold", "base"))
-        threshold = threshold_between(base, gold) if c.rules else _round_threshold(gold)
+        tol = tolerance(metric)
+        threshold = threshold_between(base, gold, tol) if c.rules else _round_threshold(gold, tol)
         return _task(_verdict(gold, threshold), _verdict(base, threshold),
                      {"type": "threshold", "comparison": "exceeds", **fmt}, metric)
     if kind == "trend_analysis":
@@ -156,9 +157,13 @@ def _breakdown(records: list[dict], key: str) -> list[dict]:
     return sorted(rows, key=lambda r: (r[key] is None, str(r[key])))
 
 
+def tolerance(metric: Metric) -> dict:
+    """How far a numeric answer may be from the gold: 0.1 %, or 0.05 points of a percent, 0.005 of a number."""
+    return {"rel_tol": 0.001, "abs_tol": 0.0005 if metric.format == "percent" else 0.005}
+
+
 def _task(gold, base, fmt, metric: Metric) -> dict:
-    tolerance = {"rel_tol": 0.001, "abs_tol": 0.0005 if metric.format == "percent" else 0.005}
-    return {"gold": gold, "base": base, "answer_format": fmt, "tolerance": tolerance}
+    return {"gold": gold, "base": base, "answer_format": fmt, "tolerance": tolerance(metric)}
 
 
 def _number(value, digits: int = DIGITS) -> float:
@@ -192,27 +197,46 @@ def _ranking(records: list[dict], key: str, strict: bool, k: int | None = None) 
     return ordered
 
 
-def threshold_between(a: float, b: float) -> float:
-    """A round number strictly between two values: the coarsest step that still separates them."""
+def threshold_between(a: float, b: float, tol: dict | None = None) -> float:
+    """A round number strictly between two values: the coarsest step that still separates them.
+
+    With `tol` (an answer's tolerance) it is also outside the tolerance of both: a value the scorer accepts is
+    then on the side of the threshold its verdict says (NotScorable when the values are too close for that).
+    """
     lo, hi = min(a, b), max(a, b)
     if lo == hi:
         raise NotScorable("base and gold agree; no threshold separates them")
     step = 10.0 ** math.floor(math.log10(hi - lo))
     for _ in range(16):
         t = round(round((lo + hi) / 2 / step) * step, 12)
-        if lo < t < hi:
+        if lo < t < hi and _clear(t, (lo, hi), tol):
             return t
         step /= 10
-    return (lo + hi) / 2
+    if _clear((lo + hi) / 2, (lo, hi), tol):
+        return (lo + hi) / 2
+    raise NotScorable("base and gold are within the answer's tolerance of any threshold between them")
 
 
-def _round_threshold(value: float) -> float:
-    # without a rule there is no base to separate from: a round number near the value
-    if value == 0:
+def _round_threshold(value: float, tol: dict | None = None) -> float:
+    # without a rule there is no base to separate from: a round number near the value, outside its tolerance
+    if value == 0 and _clear(1.0, (value,), tol):
         return 1.0
-    step = 10.0 ** (math.floor(math.log10(abs(value))) - 1)
+    step = 10.0 ** (math.floor(math.log10(abs(value))) - 1) if value else 1.0
     t = round(round(value / step) * step, 12)
-    return t + step if t == value else t
+    if t != value and _clear(t, (value,), tol):
+        return t
+    side = 1.0 if t >= value else -1.0  # away from the value, on the side rounding chose, in steps no finer
+    if tol:  # than the tolerance
+        step = max(step, 10.0 ** math.floor(math.log10(max(tol["abs_tol"], tol["rel_tol"] * abs(value)))))
+    t = round((math.ceil if side > 0 else math.floor)(value / step) * step, 12)
+    while t == value or not _clear(t, (value,), tol):
+        t = round(t + side * step, 12)
+    return t
+
+
+def _clear(threshold: float, values: tuple[float, ...], tol: dict | None) -> bool:
+    return tol is None or not any(math.isclose(threshold, v, rel_tol=tol["rel_tol"], abs_tol=tol["abs_tol"])
+                                  for v in values)
 
 
 def _verdict(value: float, threshold: float) -> dict:
