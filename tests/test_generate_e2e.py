@@ -132,7 +132,7 @@ def test_threshold_separates_base_from_gold(tasks):
             assert not math.isclose(task["gold"]["threshold"], value, rel_tol=tol["rel_tol"], abs_tol=tol["abs_tol"]), \
                 task["task_id"]
         checked += 1
-    assert checked > 50
+    assert checked >= 20
 
 
 def test_stored_sql_reads_only_agent_visible_tables(demo_bundle, tasks):
