@@ -94,8 +94,10 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
         echo_llm_summary(client, result.review)
     if refresh:
         click.echo(f"what changed since {refresh}: {result.bundle / 'refresh.md'}")
-    # --select '*': a default selector (selectors.yml) leaves the gold models out, and docs need their compiled SQL
-    click.echo(f"provenance: cd {Path(project_dir).resolve()} && dbt docs generate --select '*' && dbt docs serve")
+    # --select '*': a default selector (selectors.yml) leaves the gold models out, and docs need their compiled SQL;
+    # --threads 1: dbt-core 1.11 on more threads can compile a model that reads ephemeral models wrongly
+    click.echo(f"provenance: cd {Path(project_dir).resolve()} && dbt docs generate --select '*' --threads 1 "
+               f"&& dbt docs serve")
 
 
 @main.command()
