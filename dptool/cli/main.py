@@ -95,7 +95,7 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
     if refresh:
         click.echo(f"what changed since {refresh}: {result.bundle / 'refresh.md'}")
     # --select '*': a default selector (selectors.yml) leaves the gold models out, and docs need their compiled SQL;
-    # --threads 1: dbt-core 1.11 on more threads can compile a model that reads ephemeral models wrongly
+    # --threads 1: see dptool.project.dbt._COMPILING
     click.echo(f"provenance: cd {Path(project_dir).resolve()} && dbt docs generate --select '*' --threads 1 "
                f"&& dbt docs serve")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from decimal import ROUND_HALF_EVEN, Decimal
 
+from dptool.answers import allowed_error
 from dptool.generate.instantiate import Candidate
 from dptool.generate.profile import plain
 from dptool.project.catalog import Metric
@@ -227,7 +228,7 @@ def _round_threshold(value: float, tol: dict | None = None) -> float:
         return t
     side = 1.0 if t >= value else -1.0  # away from the value, on the side rounding chose, in steps no finer
     if tol:  # than the tolerance
-        step = max(step, 10.0 ** math.floor(math.log10(max(tol["abs_tol"], tol["rel_tol"] * abs(value)))))
+        step = max(step, 10.0 ** math.floor(math.log10(allowed_error(value, tol))))
     t = round((math.ceil if side > 0 else math.floor)(value / step) * step, 12)
     while t == value or not _clear(t, (value,), tol):
         t = round(t + side * step, 12)
@@ -235,8 +236,8 @@ def _round_threshold(value: float, tol: dict | None = None) -> float:
 
 
 def _clear(threshold: float, values: tuple[float, ...], tol: dict | None) -> bool:
-    return tol is None or not any(math.isclose(threshold, v, rel_tol=tol["rel_tol"], abs_tol=tol["abs_tol"])
-                                  for v in values)
+    """Whether the scorer, taking each value as a gold, would not accept the threshold for it."""
+    return tol is None or all(abs(threshold - v) > allowed_error(v, tol) for v in values)
 
 
 def _verdict(value: float, threshold: float) -> dict:
