@@ -6,10 +6,13 @@
 With `--scale S`, both demo domains are written at that scale first (`dptool demo-data --domain ecommerce
 --scale S` and `--domain banking --scale S`). Then `dbt build`, then `dptool generate --target N`, then
 the bare SQL: every validated task's stored gold_sql and base_sql, run one after the other on one DuckDB
-connection to the bundle's warehouse (what the gold answers cost without dbt or dptool).
+connection to the bundle's warehouse (what the gold answers cost without dbt or dptool). Also the same
+queries as generate runs SQL (`Warehouse.query_shared`: on all cores, each ephemeral model that several
+queries inline computed once): the floor generate's own SQL has.
 
 Writes benchmarks/results/generate-scale<S>-target<N>.json: validated_tasks, generate_seconds,
-bare_sql_seconds, seconds_per_1000_tasks, generate_over_bare_sql, the seconds of each stage (wall and
+bare_sql_seconds, seconds_per_1000_tasks, generate_over_bare_sql, shared_sql_seconds and
+generate_over_shared_sql, the seconds of each stage (wall and
 CPU, all threads), and the load average of the machine before and after (others' work slows a run).
 """
 
@@ -29,9 +32,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import sqlglot  # noqa: E402
+
 from dptool import __version__  # noqa: E402
 from dptool.generate.pipeline import generate  # noqa: E402
+from dptool.project.batch import CTE_PREFIX  # noqa: E402
 from dptool.project.dbt import DbtProject, dbt_version  # noqa: E402
+from dptool.sql import SharedQuery  # noqa: E402
 from tests.conftest import copy_demo_project  # noqa: E402
 
 DOMAINS = ("ecommerce", "banking")
@@ -56,6 +63,7 @@ def run_once(scale: float, target: int, workdir: Path) -> dict:
     generate_cpu = time.process_time() - cpu
     load_after = os.getloadavg()
     bare = bare_sql_seconds(result.bundle, result.tasks)
+    shared = shared_sql_seconds(result.bundle, result.tasks)
     tasks = len(result.tasks)
     return {
         "validated_tasks": tasks,
@@ -66,6 +74,8 @@ def run_once(scale: float, target: int, workdir: Path) -> dict:
         "bare_sql_seconds": round(bare, 2),
         "seconds_per_1000_tasks": round(generate_seconds / tasks * 1000, 2),
         "generate_over_bare_sql": round(generate_seconds / bare, 2),
+        "shared_sql_seconds": round(shared, 2),
+        "generate_over_shared_sql": round(generate_seconds / shared, 2),
         "stage_seconds": result.timings,
         "generate_cpu_seconds": round(generate_cpu, 2),
         "stage_cpu_seconds": result.cpu_timings,
@@ -88,6 +98,35 @@ def bare_sql_seconds(bundle: Path, tasks: list[dict]) -> float:
     seconds = time.perf_counter() - start
     con.close()
     return seconds
+
+
+def shared_sql_seconds(bundle: Path, tasks: list[dict]) -> float:
+    """The same queries as generate runs SQL: Warehouse.query_shared, each query's injected ephemeral models
+    (its `__dbt__cte__` CTEs, cut from its text by sqlglot before the clock starts) shared."""
+    from dptool.project.warehouse import Warehouse
+
+    queries = [_shared(task[key]) for task in tasks for key in ("gold_sql", "base_sql") if task[key]]
+    with Warehouse(bundle / "warehouse.duckdb") as wh:
+        start = time.perf_counter()
+        for result in wh.query_shared(queries):
+            if isinstance(result, Exception):
+                raise result
+        return time.perf_counter() - start
+
+
+def _shared(sql: str) -> SharedQuery:
+    tree = sqlglot.parse_one(sql, read="duckdb")
+    with_ = tree.args.get("with_") or tree.args.get("with")
+    ctes = [c for c in with_.expressions if c.alias.startswith(CTE_PREFIX)] if with_ else []
+    for c in ctes:
+        with_.expressions.remove(c)
+    rest = tree.sql("duckdb")
+    shared = tuple((c.alias, c.this.sql("duckdb")) for c in ctes)
+
+    def assemble(given):
+        lead = ", ".join(f"{n} AS ({body})" for n, body in given)
+        return rest.replace("WITH ", f"WITH {lead}, ", 1) if with_.expressions else f"WITH {lead} {rest}"
+    return SharedQuery(shared, assemble) if shared else SharedQuery.plain(sql)
 
 
 def main() -> None:
@@ -117,7 +156,8 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     for key in ("validated_tasks", "generate_seconds", "bare_sql_seconds", "seconds_per_1000_tasks",
-                "generate_over_bare_sql", "dbt_build_seconds", "inside_dbt_seconds"):
+                "generate_over_bare_sql", "shared_sql_seconds", "generate_over_shared_sql", "dbt_build_seconds",
+                "inside_dbt_seconds"):
         print(f"{key:<24} {report[key]}")
     for stage, seconds in report["stage_seconds"].items():
         print(f"  {stage:<22} {seconds:8.2f} s  (cpu {report['stage_cpu_seconds'][stage]:.2f} s)")

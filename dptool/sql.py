@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 
@@ -18,6 +20,28 @@ def dialect_of(adapter_type: str) -> str:
     """The sqlglot dialect for a dbt adapter type."""
     return SQL_DIALECTS.get(adapter_type, adapter_type)
 
+
+
+@dataclass(frozen=True)
+class SharedQuery:
+    """A query whose leading CTEs other queries may read too: its text is `assemble(ctes)`.
+
+    `ctes` holds the (name, body) of those CTEs in order (a body may read earlier ones by name); `assemble`
+    writes the query around any bodies given for them. `Warehouse.query_shared` computes a CTE that several
+    queries read once and hands each query a body that reads the result.
+    """
+
+    ctes: tuple[tuple[str, str], ...]
+    assemble: Callable[[tuple[tuple[str, str], ...]], str]
+
+    @property
+    def sql(self) -> str:
+        return self.assemble(self.ctes)
+
+    @classmethod
+    def plain(cls, sql: str) -> SharedQuery:
+        """A query that shares nothing."""
+        return cls((), lambda _: sql)
 
 
 def literal(value) -> exp.Expression:
@@ -118,6 +142,11 @@ class VariantWriter:
               order_by: list[str]) -> dict[str, str]:
         """The SQL of each variant in `names`, from a compiled model given as the (name, SQL) of each CTE
         dbt injected, in order, and the model's own SQL (see dptool.project.batch.Compiled)."""
+        return {name: query.sql for name, query in self.queries(injected, own_sql, names, order_by).items()}
+
+    def queries(self, injected: list[tuple[str, str]], own_sql: str, names: list[str],
+                order_by: list[str]) -> dict[str, SharedQuery]:
+        """`write`'s text of each variant as a SharedQuery whose shared CTEs are the injected ones it reads."""
         tree = _parse(own_sql, self.dialect)
         for node in tree.walk():
             node.comments = None
@@ -129,6 +158,7 @@ class VariantWriter:
             if (name, sql) not in self._texts:  # the same SQL reads the same injected CTEs: same text
                 self._texts[name, sql] = self._text(name, _drop_repeated_ctes(ctes[name].this.copy(), ctes))
             texts[name] = self._texts[name, sql]
+        shared_names = {name for name, _ in injected}
         out = {}
         for name in names:
             needed = _reads(name, ctes)
@@ -137,8 +167,15 @@ class VariantWriter:
             tail = exp.select("*").from_(name)
             if order_by:
                 tail = tail.order_by(*[exp.column(col) for col in order_by], copy=False)
-            out[name] = "WITH " + ", ".join(texts[c] for c in ctes if c in needed) + "\n" + \
-                tail.sql(dialect=self.out_dialect, pretty=True)
+            in_order = [c for c in ctes if c in needed]
+            shared = []
+            for c in in_order:  # the injected CTEs lead, in dbt's order: each one's body, if its text is in form
+                body = _cte_body(c, texts[c]) if c in shared_names else None
+                if body is None:
+                    break
+                shared.append((c, body))
+            rest = [texts[c] for c in in_order[len(shared):]]
+            out[name] = SharedQuery(tuple(shared), _with_writer(rest, tail.sql(dialect=self.out_dialect, pretty=True)))
         return out
 
     def _cte(self, name: str, sql: str) -> exp.CTE:
@@ -153,6 +190,19 @@ class VariantWriter:
         body = rename_relations(body, self.mapping, copy=False)
         return exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name))).sql(
             dialect=self.out_dialect, pretty=True)
+
+
+def _cte_body(name: str, text: str) -> str | None:
+    """The body of a CTE as sqlglot writes it pretty (`<name> AS (\n<body>\n)`), or None in another form."""
+    head = f"{name} AS (\n"
+    return text[len(head):-2] if text.startswith(head) and text.endswith("\n)") else None
+
+
+def _with_writer(rest: list[str], tail: str) -> Callable[[tuple[tuple[str, str], ...]], str]:
+    """How VariantWriter assembles a variant: its shared CTEs (given), then the other CTEs and the select."""
+    def assemble(shared: tuple[tuple[str, str], ...]) -> str:
+        return "WITH " + ", ".join([*(f"{n} AS (\n{body}\n)" for n, body in shared), *rest]) + "\n" + tail
+    return assemble
 
 
 def _reads(cte: str, ctes: dict[str, exp.CTE]) -> set[str]:

@@ -135,16 +135,26 @@ def test_an_interrupt_that_ended_a_string_exec_still_exits_130(tmp_path):
     _assert_interrupted(proc)
 
 
-def test_sigint_while_queries_run_on_threads_stops_them(demo_project, tmp_path):
-    """query_each's queries run on worker threads, where no KeyboardInterrupt reaches: they are interrupted."""
+SLOW = "'select count(*) as n from range(10000000000) a where a.range % 7 = 3'"
+QUERIES = {  # the slow query, as query_each runs it, and as the shared CTE of query_shared's queries
+    "query_each": f"[{SLOW}] * 8",
+    "query_shared": f"[SharedQuery(((\"slow\", {SLOW}),), lambda c: f'with slow as ({{c[0][1]}}) select n + {{k}} "
+                    "from slow') for k in range(8)]",
+}
+
+
+@pytest.mark.parametrize("method", sorted(QUERIES))
+def test_sigint_while_queries_run_on_threads_stops_them(demo_project, tmp_path, method):
+    """query_each's queries run on worker threads, where no KeyboardInterrupt reaches: they are interrupted,
+    and so is a shared CTE query_shared is computing."""
     db = demo_project.connection().path
     script = tmp_path / "slow.py"
     script.write_text(
-        "import sys\nfrom dptool.project.warehouse import Warehouse\n"
-        "slow = 'select count(*) from range(10000000000) a where a.range % 7 = 3'\n"
+        "import sys\nfrom dptool.project.warehouse import Warehouse\nfrom dptool.sql import SharedQuery\n"
+        f"queries = {QUERIES[method]}\n"
         "with Warehouse(sys.argv[1]) as wh:\n"
         "    print('running', flush=True)\n"
-        "    for result in wh.query_each([slow] * 8):\n"
+        f"    for result in wh.{method}(queries):\n"
         "        print(result, flush=True)\n", encoding="utf-8")
     proc = subprocess.Popen([sys.executable, str(script), db], preexec_fn=_as_from_a_terminal,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -375,6 +375,12 @@ def test_materialize_runs_each_gold_query_and_says_why_one_is_dropped(demo_proje
         for name in ("dptool_gold", "dptool_base"):
             assert written[name] == pretty(rename_relations(
                 variant_query(b.compiled_sql, name, ["customer_state"], "duckdb"), mapping), "duckdb")
+        # the same texts as SharedQuery: the ephemeral models dbt injected lead, each with its body as written
+        queries = writer.queries(b.injected, b.own_sql, ["dptool_gold", "dptool_base"], ["customer_state"])
+        for name, query in queries.items():
+            assert query.sql == written[name]
+            assert query.ctes and {n for n, _ in query.ctes} <= {n for n, _ in b.injected}
+            assert all(f"{n} AS (\n{body}\n)" in written[name] for n, body in query.ctes)
     assert not (demo_project.project_dir / "models" / "dptool_batch").exists()
 
 

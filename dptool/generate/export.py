@@ -19,6 +19,7 @@ from dptool.outdir import BUNDLE, check_replaceable, publish, staging_folder
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import Connection
 from dptool.project.warehouse import Warehouse, export_tables
+from dptool.sql import SharedQuery
 
 TIERS = ("knowledge", "knowledge+analytics", "knowledge+analytics+rule")
 
@@ -30,18 +31,21 @@ def bundle_tables(catalog: Catalog) -> list[tuple[str, str, str]]:
 
 def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, tasks: list[dict],
                  gold_rows: dict[str, list], graph_json: str, card: str,
-                 extra_files: dict[str, str] | None = None) -> Path:
+                 extra_files: dict[str, str] | None = None, gold_queries: dict[str, SharedQuery] | None = None,
+                 ) -> Path:
     """Write the bundle to `out`, replacing what was there only once everything is written.
 
     `out` must be absent, empty or a bundle dptool wrote (dptool.outdir): a user's folder is never replaced.
 
     `source_db` is the DuckDB file of the target, or its connection (any target: see export_tables).
+    `gold_queries` gives a task's gold_sql as the SharedQuery it was written as (VariantWriter.queries): the
+    reproduction computes the ephemeral models the gold queries share once each.
     """
     out = check_replaceable(out, BUNDLE)
     tmp = staging_folder(out)
     try:
         export_tables(source_db, bundle_tables(catalog), tmp / "warehouse.duckdb")
-        reproduce(tmp / "warehouse.duckdb", tasks, gold_rows)
+        reproduce(tmp / "warehouse.duckdb", tasks, gold_rows, gold_queries)
         with open(tmp / "tasks.jsonl", "w", encoding="utf-8", newline="\n") as f:
             for task in tasks:
                 f.write(json.dumps(task, ensure_ascii=False) + "\n")
@@ -57,11 +61,21 @@ def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, ta
     return out
 
 
-def reproduce(warehouse_path: Path, tasks: list[dict], gold_rows: dict[str, list]) -> None:
-    """Run each task's gold_sql on the bundle's warehouse; its rows must equal the materialized ones."""
+def reproduce(warehouse_path: Path, tasks: list[dict], gold_rows: dict[str, list],
+              gold_queries: dict[str, SharedQuery] | None = None) -> None:
+    """Run each task's gold_sql on the bundle's warehouse; its rows must equal the materialized ones.
+
+    A gold_sql given in `gold_queries` runs with the CTEs it shares with others computed once (Warehouse.query_shared):
+    the same text, each shared CTE's body run as it is written there.
+    """
     sql_tasks = [t for t in tasks if t["gold_sql"] is not None]  # a knowledge task's gold is a passage, not rows
+
+    def query(task: dict) -> SharedQuery:
+        shared = (gold_queries or {}).get(task["task_id"])
+        return shared if shared is not None and shared.sql == task["gold_sql"] else SharedQuery.plain(task["gold_sql"])
+
     with Warehouse(warehouse_path) as wh:
-        for task, result in zip(sql_tasks, wh.query_each(t["gold_sql"] for t in sql_tasks), strict=True):
+        for task, result in zip(sql_tasks, wh.query_shared(query(t) for t in sql_tasks), strict=True):
             if isinstance(result, Exception):
                 raise result
             _, rows = result

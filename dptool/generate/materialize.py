@@ -231,7 +231,8 @@ def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catal
     compiled = compile_texts(project, {c.task_id: model_sql(c, catalog, grouped=False) for c in order}, on_done)
     runnable = [c for c in candidates if compiled[c.task_id].sql is not None]
     with Warehouse.of(connection) as wh:
-        results = wh.query_each(compiled[c.task_id].sql for c in runnable)
+        # a metric's gold queries inline the same ephemeral models: each is computed once (Warehouse.query_shared)
+        results = wh.query_shared(compiled[c.task_id].query for c in runnable)
         for c in candidates:
             done = compiled[c.task_id]
             if done.sql is None:

@@ -37,7 +37,7 @@ from dptool.project.dbt import DbtProject, dbt_version
 from dptool.project.prepare import manifest_behind_generated, prepare_catalog
 from dptool.project.semantic import GENERATED_DIR as SEMANTIC_DIR
 from dptool.project.warehouse import Warehouse
-from dptool.sql import VariantWriter, dialect_of, relation_key
+from dptool.sql import SharedQuery, VariantWriter, dialect_of, relation_key
 
 
 @dataclass
@@ -139,6 +139,7 @@ class Round:
     tasks: list[dict] = field(default_factory=list)
     candidates: list = field(default_factory=list)
     gold_rows: dict[str, list] = field(default_factory=dict)
+    gold_queries: dict[str, SharedQuery] = field(default_factory=dict)  # each gold_sql with the CTEs it shares
     rows: dict[str, tuple[list[str], list[tuple]]] = field(default_factory=dict)  # both variants, as read
     dropped: dict[str, str] = field(default_factory=dict)
     rejected: Counter = field(default_factory=Counter)
@@ -235,6 +236,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             done.tasks += more.tasks
             done.candidates += more.candidates
             done.gold_rows.update(more.gold_rows)
+            done.gold_queries.update(more.gold_queries)
             done.rows.update(more.rows)
             done.dropped.update(more.dropped)
             done.rejected.update(more.rejected)
@@ -281,7 +283,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             extra.update({"refresh.json": json.dumps(changes, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
                           "refresh.md": markdown(changes, str(refresh))})
         bundle = write_bundle(Path(out), catalog=catalog, source_db=connection, tasks=tasks,
-                              gold_rows=done.gold_rows, graph_json=graph_to_json(graph), card=text, extra_files=extra)
+                              gold_rows=done.gold_rows, gold_queries=done.gold_queries,
+                              graph_json=graph_to_json(graph), card=text, extra_files=extra)
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
                           reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
                           dbt_seconds=round(project.dbt_seconds, 3), cpu_timings=stage.cpu, rows=done.rows,
@@ -309,13 +312,14 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
                 out.dropped[c.task_id] = outcome
                 continue
             try:
-                task, rows = _task(outcome, catalog, writer)
+                task, rows, query = _task(outcome, catalog, writer)
             except NotScorable as exc:
                 out.dropped[c.task_id] = f"not scorable: {exc}"
                 continue
             tasks.append(task)
             built[c.task_id] = c
             out.gold_rows[task["task_id"]] = rows
+            out.gold_queries[task["task_id"]] = query
             out.rows[task["task_id"]] = (outcome.columns, outcome.rows)
     for task in tasks:
         task["question"] = phrase(built[task["task_id"]], task, catalog)
@@ -325,6 +329,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     rejected_ids = built.keys() - kept_ids
     for task_id in rejected_ids:
         out.gold_rows.pop(task_id, None)
+        out.gold_queries.pop(task_id, None)
         out.rows.pop(task_id, None)
     phrased = {t["task_id"]: t for t in tasks}
     for c in candidates:
@@ -385,6 +390,7 @@ def _drop_duplicates(done: Round) -> None:
                 "another task asks the same question"
             done.drops.append(("another task asks the same question", describe(c)))
             done.gold_rows.pop(c.task_id, None)
+            done.gold_queries.pop(c.task_id, None)
             done.rows.pop(c.task_id, None)
     done.tasks = [t for t in done.tasks if t["task_id"] not in drop]
     done.candidates = [c for c in done.candidates if c.task_id not in drop]
@@ -423,17 +429,17 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
     return extra, any(len(options) > 12 * missing * widen for missing, options in wanted.values())
 
 
-def _task(b: Built, catalog: Catalog, writer: VariantWriter) -> tuple[dict, list]:
+def _task(b: Built, catalog: Catalog, writer: VariantWriter) -> tuple[dict, list, SharedQuery]:
     c = b.candidate
     metric = catalog.metrics[c.metric]
     columns, rows = b.columns, b.rows
     result = answer(c, metric, columns, rows)
     order_by = {"ranking": ["rank"], "series": ["period"]}.get(c.shape, list(c.group_by))
     try:
-        written = writer.write(b.injected, b.own_sql, ["dptool_gold", "dptool_base"], order_by)
+        written = writer.queries(b.injected, b.own_sql, ["dptool_gold", "dptool_base"], order_by)
     except DptoolError as exc:
         raise DptoolError(f"gold model {c.task_id} (metric {c.metric!r}): {exc}") from None
-    sqls = {"gold": written["dptool_gold"], "base": written["dptool_base"]}
+    sqls = {"gold": written["dptool_gold"].sql, "base": written["dptool_base"].sql}
     gold_rows = [tuple(r[1:]) for r in rows if r[0] == "gold"]
     if order_by:
         index = [columns.index(col) - 1 for col in order_by]
@@ -468,7 +474,7 @@ def _task(b: Built, catalog: Catalog, writer: VariantWriter) -> tuple[dict, list
         "spec": {"metric": c.metric, "rules": list(c.rules), "base_rules": list(c.base_rules), "where": c.where,
                  "group_by": c.group_by, "shape": c.shape, "k": c.k, "min_rows": c.min_rows, "period": c.period},
     }
-    return task, gold_rows
+    return task, gold_rows, written["dptool_gold"]
 
 
 def _rejection(task: dict, catalog: Catalog, reviewer) -> str:

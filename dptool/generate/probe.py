@@ -90,7 +90,7 @@ def probe(project: DbtProject, skeletons: list[Skeleton], catalog: Catalog, prof
     runnable = [n for n in names if compiled[n].sql is not None]
     out = {}
     with Warehouse.of(connection) as warehouse:
-        for name, result in zip(runnable, warehouse.query_each(compiled[n].sql for n in runnable), strict=True):
+        for name, result in zip(runnable, warehouse.query_shared(compiled[n].query for n in runnable), strict=True):
             if isinstance(result, Exception):
                 continue
             skeleton = names[name]

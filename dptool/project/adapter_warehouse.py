@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from dptool.errors import DptoolError
 from dptool.project.dbt import AdapterSession, Connection, DbtProject
-from dptool.sql import dialect_of, double_arithmetic
+from dptool.sql import SharedQuery, dialect_of, double_arithmetic
 
 BATCH_ROWS = 2000  # rows per INSERT when copying a table into DuckDB
 
@@ -87,6 +87,11 @@ class AdapterWarehouse:
             yield from pool.map(run, queries)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)  # the threads' connections close with the session
+
+    def query_shared(self, queries: Iterable[SharedQuery]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
+        """`query_each` of the queries' texts, each run whole: a table per shared CTE would be written to the
+        user's warehouse."""
+        return self.query_each(q.sql for q in queries)
 
     def close(self) -> None:
         self.session.close()

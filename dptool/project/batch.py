@@ -25,6 +25,7 @@ from pathlib import Path
 
 from dptool.errors import DptoolError
 from dptool.project.dbt import DbtProject, NodeFailed
+from dptool.sql import SharedQuery
 
 BATCH_DIR = Path("models") / "dptool_batch"
 BATCH_TAG = "dptool_batch"
@@ -52,6 +53,14 @@ class Compiled:
     error: str | None = None
     own_sql: str | None = None
     injected: tuple[tuple[str, str], ...] | None = None
+
+    @property
+    def query(self) -> SharedQuery:
+        """`sql`, with the ephemeral models it reads as the CTEs other texts of the compile may share."""
+        if self.injected is None:
+            return SharedQuery.plain(self.sql)
+        own = self.own_sql
+        return SharedQuery(self.injected, lambda injected: _inject(own, injected))
 
 
 def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Callable[[int], None] | None = None,

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import threading
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -14,6 +17,7 @@ from sqlglot import exp
 
 from dptool.errors import DptoolError
 from dptool.project.dbt import Connection
+from dptool.sql import SharedQuery
 
 
 def missing_hint(exc: Exception) -> str:
@@ -22,7 +26,11 @@ def missing_hint(exc: Exception) -> str:
 
 
 class Warehouse:
-    """A DuckDB database file, opened read-only unless asked otherwise (`Warehouse.of` picks the kind)."""
+    """A DuckDB database file, opened read-only unless asked otherwise (`Warehouse.of` picks the kind).
+
+    Read-only, the file is attached to an in-memory database (its tables keep their names): that is where
+    `query_shared` keeps the CTEs several queries read.
+    """
 
     dialect = "duckdb"
 
@@ -30,11 +38,32 @@ class Warehouse:
         self.path = Path(path)
         if read_only and not self.path.is_file():
             raise DptoolError(f"{self.path}: database file not found; run `dbt build` first")
+        self._use = None  # the statement that makes the attached file every connection's default database
         try:
-            self.con = duckdb.connect(str(self.path), read_only=read_only)
+            if read_only:
+                # where DuckDB spills a large query, as it does for the file opened directly (not ./.tmp)
+                self.con = duckdb.connect(config={"temp_directory": f"{self.path}.tmp"})
+                try:
+                    self._attach()
+                except duckdb.Error:  # a file named like a database DuckDB holds itself (memory.duckdb)
+                    self.con.close()
+                    self.con, self._use = duckdb.connect(str(self.path), read_only=True), None
+            else:
+                self.con = duckdb.connect(str(self.path))
         except duckdb.Error as exc:
             raise DptoolError(f"{self.path}: cannot open ({' '.join(str(exc).split())})") from None
         self._halts: set = set()  # how to stop the queries of each query_each still running
+        self._tables = 0  # shared CTEs computed so far: the next one's number
+
+    def _attach(self) -> None:
+        self.con.execute(f"attach {exp.Literal.string(str(self.path)).sql('duckdb')} (read_only)")
+        names = [n for (n,) in self.con.execute(
+            "select database_name from duckdb_databases() where not internal and database_name <> 'memory'"
+        ).fetchall()]
+        if len(names) != 1:
+            raise duckdb.Error(f"attached {names!r}")
+        self._use = f"use {exp.to_identifier(names[0], quoted=True).sql('duckdb')}"
+        self.con.execute(self._use)
 
     @classmethod
     def of(cls, connection: Connection) -> Warehouse:
@@ -61,12 +90,37 @@ class Warehouse:
         batch share the machine, and the caller works on the rows of one while the next ones run. A caller
         that stops early (Ctrl-C, an error, a break) interrupts the queries still running instead of waiting.
         """
+        return self._each(queries, lambda cursor, sql, _stopped: self._fetch(cursor, sql))
+
+    def query_shared(self, queries: Iterable[SharedQuery]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
+        """`query_each` of the queries' texts, computing once each shared CTE that more than one of them reads.
+
+        Such a CTE (an ephemeral model every gold query of a metric inlines, often the costliest part of
+        it) is computed into a table of the in-memory database when a query first needs it, and each query
+        runs with that CTE's body reading the table; the table is dropped when the last query that reads it
+        is done. A CTE whose table cannot be made (an error) stays in its queries as it is, to report the error.
+        """
+        queries = list(queries)
+        if self._use is None:
+            return self.query_each(q.sql for q in queries)
+        return self._each(enumerate(queries), _SharedCtes(self, queries).run)
+
+    def _fetch(self, cursor, sql: str):
+        try:
+            cur = cursor.execute(sql)
+            return [d[0] for d in cur.description], cur.fetchall()
+        except duckdb.Error as exc:
+            return DptoolError(f"{self.path}: query failed: {' '.join(str(exc).split())}{missing_hint(exc)}")
+
+    def _each(self, items: Iterable, run: Callable) -> Iterator:
+        """`run(cursor, item, stopped)` of each item on a pool of threads, each with its own cursor; results in
+        order. `stopped` is set when the caller stops: a run of several statements checks it between them."""
         local = threading.local()
         cursors = []
         lock = threading.Lock()
         stopped = threading.Event()
 
-        def run(sql: str):
+        def work(item):
             if stopped.is_set():  # a query that had not started when the caller stopped
                 return DptoolError(f"{self.path}: query interrupted")
             cursor = getattr(local, "cursor", None)
@@ -74,11 +128,9 @@ class Warehouse:
                 with lock:
                     cursor = local.cursor = self.con.cursor()
                     cursors.append(cursor)
-            try:
-                cur = cursor.execute(sql)
-                return [d[0] for d in cur.description], cur.fetchall()
-            except duckdb.Error as exc:
-                return DptoolError(f"{self.path}: query failed: {' '.join(str(exc).split())}{missing_hint(exc)}")
+                if self._use is not None:  # a cursor starts in the in-memory database
+                    cursor.execute(self._use)
+            return run(cursor, item, stopped)
 
         def stop() -> None:
             stopped.set()
@@ -100,12 +152,16 @@ class Warehouse:
         self._halts.add(halt)
         finished = False
         try:
-            yield from pool.map(run, queries)
+            yield from pool.map(work, items)
             finished = True
         finally:
             if finished:
                 pool.shutdown(wait=True)
             halt()
+
+    def _new_table(self) -> str:
+        self._tables += 1
+        return f"memory.main.dptool_shared_{self._tables}"
 
     def close(self) -> None:
         for halt in list(self._halts):  # a query_each whose caller stopped without closing it: its queries stop
@@ -117,6 +173,75 @@ class Warehouse:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class _SharedCtes:
+    """The shared CTEs of one `query_shared` call: which to compute, their tables, who still reads them."""
+
+    def __init__(self, warehouse: Warehouse, queries: list[SharedQuery]):
+        self.warehouse = warehouse
+        self.keys = [_keys(q.ctes) for q in queries]
+        self.readers = Counter(k for keys in self.keys for k in set(keys))  # a CTE read by one query stays in it
+        self.lock = threading.Lock()
+        self.tables: dict[tuple, Future] = {}
+
+    def run(self, cursor, item: tuple[int, SharedQuery], stopped: threading.Event):
+        i, query = item
+        keys = self.keys[i]
+        ctes: list[tuple[str, str]] = []
+        try:
+            for key, (name, body) in zip(keys, query.ctes, strict=True):
+                table = self._table(cursor, key, ctes, name, body) if self.readers[key] > 1 else None
+                ctes.append((name, f"select * from {table}") if table else (name, body))
+            if stopped.is_set():  # a table's statement was interrupted: the query is not started
+                return DptoolError(f"{self.warehouse.path}: query interrupted")
+            return self.warehouse._fetch(cursor, query.assemble(tuple(ctes)))
+        finally:
+            self._release(cursor, keys)
+
+    def _table(self, cursor, key: tuple, before: list[tuple[str, str]], name: str, body: str) -> str | None:
+        with self.lock:
+            future = self.tables.get(key)
+            mine = future is None
+            if mine:
+                future = self.tables[key] = Future()
+        if not mine:
+            return future.result()
+        table = None
+        try:
+            select = "with " + ", ".join(f"{n} as (\n{b}\n)" for n, b in [*before, (name, body)]) + \
+                f"\nselect * from {name}"
+            with self.lock:
+                table = self.warehouse._new_table()
+            cursor.execute(f"create table {table} as {select}")
+        except duckdb.Error:
+            table = None  # the query meets the same error, and reports it, with the CTE in place
+        finally:
+            future.set_result(table)  # those waiting for it go on, whatever happened
+        return table
+
+    def _release(self, cursor, keys: list[tuple]) -> None:
+        for key in set(keys):
+            with self.lock:
+                self.readers[key] -= 1
+                last = self.readers[key] == 0
+                future = self.tables.pop(key, None) if last else None
+            if future is not None and future.result():
+                with contextlib.suppress(duckdb.Error):  # interrupted: the in-memory database goes with the connection
+                    cursor.execute(f"drop table if exists {future.result()}")
+
+
+def _keys(ctes: tuple[tuple[str, str], ...]) -> list[tuple]:
+    """What identifies each CTE across queries: its name, body and the keys of the earlier CTEs it reads."""
+    keys: list[tuple] = []
+    for i, (name, body) in enumerate(ctes):
+        reads = tuple(keys[j] for j, (earlier, _) in enumerate(ctes[:i]) if _reads_name(body, earlier))
+        keys.append((name, body, reads))
+    return keys
+
+
+def _reads_name(body: str, name: str) -> bool:
+    return re.search(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])", body, re.IGNORECASE) is not None
 
 
 def export_tables(source: str | Path | Connection, tables: list[tuple[str, str, str]], dest: str | Path) -> None:
