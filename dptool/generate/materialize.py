@@ -2,7 +2,8 @@
 
 dbt writes every gold query: the gold models of a round (`model_sql`) are compiled together in one
 `dbt compile` (dptool.project.batch), and the SQL dbt writes for each runs through the target's own
-connection, a few queries at a time. Nothing is built: the rows read are checked as the rule test checks
+connection, a few queries at a time (on DuckDB, each ephemeral model that several of them inline computed
+once: Warehouse.query_shared). Nothing is built: the rows read are checked as the rule test checks
 them (`rows_differ`). The gold models stay dbt models: `write_models` writes those kept, with their rule
 tests, so that the user's `dbt build --select tag:dptool_gold` materializes them and runs the tests.
 """
@@ -231,7 +232,6 @@ def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catal
     compiled = compile_texts(project, {c.task_id: model_sql(c, catalog, grouped=False) for c in order}, on_done)
     runnable = [c for c in candidates if compiled[c.task_id].sql is not None]
     with Warehouse.of(connection) as wh:
-        # a metric's gold queries inline the same ephemeral models: each is computed once (Warehouse.query_shared)
         results = wh.query_shared(compiled[c.task_id].query for c in runnable)
         for c in candidates:
             done = compiled[c.task_id]
