@@ -17,7 +17,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,fast]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -51,7 +51,7 @@ test-postgres: $(STAMP)
 # dbt-spark and pyspark (~450 MB) into the same .venv, only for test-spark: `make test` then runs the Spark tests
 # too (without them, or without Java, they skip)
 $(SPARK_STAMP): $(STAMP)
-	$(BIN)/pip install --quiet -e '.[dev,spark]'
+	$(BIN)/pip install --quiet -e '.[dev,fast,spark]'
 	touch $(SPARK_STAMP)
 
 # the dbt package's integration tests, the subscriptions fixture and the demo's ecommerce domain built and generated on

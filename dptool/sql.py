@@ -21,7 +21,6 @@ def dialect_of(adapter_type: str) -> str:
     return SQL_DIALECTS.get(adapter_type, adapter_type)
 
 
-
 @dataclass(frozen=True)
 class SharedQuery:
     """A query whose leading CTEs other queries may read too: its text is `assemble(ctes)`.

@@ -22,6 +22,7 @@ from dptool.generate.materialize import (
     GOLD_TAG,
     GROUP,
     OVERVIEW,
+    compile_text,
     materialize,
     model_sql,
     overview_sql,
@@ -111,6 +112,27 @@ def test_each_applied_rule_is_called_while_dbt_parses_and_never_when_it_runs():
         assert all(metric == "avg_order_value" for _, metric, _ in calls)
         assert rendered.strip().splitlines()[-1].startswith("-- written by")  # nothing rendered but the header
     assert "{% for rule in" not in model_sql(ranking())  # a task without rules calls none
+
+
+class _Gold:
+    """dptool.gold as dbt renders it when it compiles: SQL over several lines, ending with a newline."""
+
+    @staticmethod
+    def gold(**kwargs):
+        return f"with dptool_base as (\n  select {kwargs['metric']!r}\n)\nselect * from dptool_base\n"
+
+    date_trunc = staticmethod(lambda part, column: f"date_trunc('{part}', {column})")
+
+
+@pytest.mark.parametrize("make", ["counterfactual", "ranking"])  # with rules (and lineage), and without
+def test_the_text_materialize_compiles_renders_what_the_gold_model_renders(make):
+    """compile_text leaves out the config() call and the lineage: both render nothing when dbt compiles."""
+    c = globals()[make]()
+    text, model = compile_text(c), model_sql(c)
+    assert "config(" not in text and "lineage" not in text and "config(" in model
+    rules = {f"rule__{r}": _Rule(r, []) for r in ("exclude_tests", "capital_override")}
+    context = {"config": lambda **_: "", "dptool": _Gold(), "execute": True, **rules}
+    assert DBT_JINJA.from_string(text).render(**context) == DBT_JINJA.from_string(model).render(**context)
 
 
 def test_the_blank_spec_has_every_key_of_the_spec_rules_receive():

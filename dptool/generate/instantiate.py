@@ -304,7 +304,10 @@ def _is_avg(value: str) -> bool:
 
 
 def gold_value_is_avg(compiled_sql: str, dialect: str) -> bool:
-    """Is the value of a compiled dptool.gold query's rule-modified variant (CTE dptool_gold) an avg()?"""
+    """Is the value of a compiled dptool.gold query's rule-modified variant (CTE dptool_gold) an avg()?
+
+    The SQL dptool.gold rendered is enough (`Compiled.own_sql`): the ephemeral models dbt injects in front of
+    it are most of the text a parser would read."""
     import sqlglot
 
     try:

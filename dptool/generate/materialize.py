@@ -54,13 +54,25 @@ class Built:
     rows: list[tuple]
 
 
-def model_sql(c: Candidate, catalog: Catalog | None = None, grouped: bool = True) -> str:
+def model_sql(c: Candidate, catalog: Catalog | None = None) -> str:
     """The gold model of a candidate: a call of dptool.gold with Jinja literals, then its rules' lineage.
 
-    With the catalog, a composite's rules go to the metrics they modify (`Catalog.rules_argument`). Without
-    `grouped`, the config names no group: a text compiled in a batch, before the properties file that
-    declares the group is written (the compiled SQL is the same).
+    With the catalog, a composite's rules go to the metrics they modify (`Catalog.rules_argument`).
     """
+    config = ("{{ config(materialized='table', schema='" + GOLD_SCHEMA + "', tags=['" + GOLD_TAG + "'], group='"
+              + GOLD_GROUP + "', docs={'show': false}) }}\n")
+    return HEADER + config + gold_call(c, catalog) + "\n" + lineage_sql(c.metric, applied_rules(c))
+
+
+def compile_text(c: Candidate, catalog: Catalog | None = None) -> str:
+    """What materialize has dbt compile for a candidate: its gold model without the config() call and the
+    lineage, which render nothing when dbt compiles (so the SQL is the same, byte for byte) but cost Jinja
+    time in every batch, and name a group that no properties file declares yet."""
+    return HEADER + "\n" + gold_call(c, catalog) + "\n"
+
+
+def gold_call(c: Candidate, catalog: Catalog | None = None) -> str:
+    """`{{ dptool.gold(...) }}` of a candidate, its arguments as Jinja literals."""
     def rules(ids) -> list | dict:
         return catalog.rules_argument(c.metric, ids) if catalog is not None else list(ids)
 
@@ -77,10 +89,7 @@ def model_sql(c: Candidate, catalog: Catalog | None = None, grouped: bool = True
         args.append(f"period={c.period}")  # already a Jinja expression (e.g. dbt.date_trunc(...))
     if c.base_rules:
         args.append(f"base_rules={jinja_literal(rules(c.base_rules))}")
-    group = f", group='{GOLD_GROUP}'" if grouped else ""
-    config = ("{{ config(materialized='table', schema='" + GOLD_SCHEMA + "', tags=['" + GOLD_TAG + "']" + group
-              + ", docs={'show': false}) }}\n")
-    return HEADER + config + "{{ dptool.gold(" + ", ".join(args) + ") }}\n" + lineage_sql(c.metric, applied_rules(c))
+    return "{{ dptool.gold(" + ", ".join(args) + ") }}"
 
 
 def applied_rules(c: Candidate) -> list[str]:
@@ -229,7 +238,7 @@ def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catal
     name = _project_name(project)
     # a batch injects the metric models of all its texts: texts of one metric together keep it short
     order = sorted(candidates, key=lambda c: (c.metric, c.task_id))
-    compiled = compile_texts(project, {c.task_id: model_sql(c, catalog, grouped=False) for c in order}, on_done)
+    compiled = compile_texts(project, {c.task_id: compile_text(c, catalog) for c in order}, on_done)
     runnable = [c for c in candidates if compiled[c.task_id].sql is not None]
     with Warehouse.of(connection) as wh:
         results = wh.query_shared(compiled[c.task_id].query for c in runnable)

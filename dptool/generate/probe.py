@@ -96,7 +96,7 @@ def probe(project: DbtProject, skeletons: list[Skeleton], catalog: Catalog, prof
             skeleton = names[name]
             temporal = catalog.dimensions[skeleton.dimension].kind == "temporal"
             out[skeleton.id] = _cells(*result, temporal)
-            out[skeleton.id].value_is_avg = gold_value_is_avg(compiled[name].sql, dialect)
+            out[skeleton.id].value_is_avg = gold_value_is_avg(compiled[name].own_sql or compiled[name].sql, dialect)
     return dict(sorted(out.items()))
 
 
