@@ -137,15 +137,11 @@ class VariantWriter:
         self._parsed: dict[tuple[str, str], exp.CTE] = {}
         self._texts: dict[tuple[str, str], str] = {}
 
-    def write(self, injected: list[tuple[str, str]], own_sql: str, names: list[str],
-              order_by: list[str]) -> dict[str, str]:
-        """The SQL of each variant in `names`, from a compiled model given as the (name, SQL) of each CTE
-        dbt injected, in order, and the model's own SQL (see dptool.project.batch.Compiled)."""
-        return {name: query.sql for name, query in self.queries(injected, own_sql, names, order_by).items()}
-
     def queries(self, injected: list[tuple[str, str]], own_sql: str, names: list[str],
                 order_by: list[str]) -> dict[str, SharedQuery]:
-        """`write`'s text of each variant as a SharedQuery whose shared CTEs are the injected ones it reads."""
+        """The SQL of each variant in `names`, from a compiled model given as the (name, SQL) of each CTE
+        dbt injected, in order, and the model's own SQL (see dptool.project.batch.Compiled); as a SharedQuery
+        whose shared CTEs are the injected ones it reads (its `sql` is the text)."""
         tree = _parse(own_sql, self.dialect)
         for node in tree.walk():
             node.comments = None

@@ -393,7 +393,8 @@ def test_materialize_runs_each_gold_query_and_says_why_one_is_dropped(demo_proje
     writer = VariantWriter("duckdb", mapping, "duckdb")
     for task_id in ("t_0001", "t_0005"):
         b = built[task_id]
-        written = writer.write(b.injected, b.own_sql, ["dptool_gold", "dptool_base"], ["customer_state"])
+        written = {n: q.sql for n, q in writer.queries(b.injected, b.own_sql, ["dptool_gold", "dptool_base"],
+                                                        ["customer_state"]).items()}
         for name in ("dptool_gold", "dptool_base"):
             assert written[name] == pretty(rename_relations(
                 variant_query(b.compiled_sql, name, ["customer_state"], "duckdb"), mapping), "duckdb")

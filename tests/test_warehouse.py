@@ -27,11 +27,14 @@ class Recorder:
     """Queries whose assemble records the CTE bodies it is given: what query_shared ran in place of each."""
 
     def __init__(self):
-        self.given: list[dict[str, str]] = []
+        self.given: list[dict[str, str]] = []  # in the order the queries were given (threads run them in any order)
 
     def query(self, ctes: list[tuple[str, str]], own: str) -> SharedQuery:
+        self.given.append({})
+        at = len(self.given) - 1
+
         def assemble(bodies):
-            self.given.append(dict(bodies))
+            self.given[at] = dict(bodies)
             return "with " + ", ".join(f"{n} as (\n{b}\n)" for n, b in bodies) + "\n" + own
         return SharedQuery(tuple(ctes), assemble)
 
@@ -46,7 +49,6 @@ def test_each_query_gives_the_rows_of_its_text_and_a_shared_cte_is_computed_once
     queries.append(rec.query([("once", "select max(id) as m from sales.orders")], "select m from once"))
     with Warehouse(db) as wh:
         expected = [wh.query(q.sql) for q in queries]  # q.sql: the text with every CTE as written
-        rec.given.clear()
         assert list(wh.query_shared(queries)) == expected
         # what stays of the shared CTEs once every reader is done: nothing
         assert wh.query("select count(*) from duckdb_tables() where database_name = 'memory'")[1] == [(0,)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import threading
@@ -53,7 +54,7 @@ class Warehouse:
         except duckdb.Error as exc:
             raise DptoolError(f"{self.path}: cannot open ({' '.join(str(exc).split())})") from None
         self._halts: set = set()  # how to stop the queries of each query_each still running
-        self._tables = 0  # shared CTEs computed so far: the next one's number
+        self._numbers = itertools.count(1)  # of the tables of shared CTEs (next() is atomic: threads share it)
 
     def _attach(self) -> None:
         self.con.execute(f"attach {exp.Literal.string(str(self.path)).sql('duckdb')} (read_only)")
@@ -160,8 +161,7 @@ class Warehouse:
             halt()
 
     def _new_table(self) -> str:
-        self._tables += 1
-        return f"memory.main.dptool_shared_{self._tables}"
+        return f"memory.main.dptool_shared_{next(self._numbers)}"
 
     def close(self) -> None:
         for halt in list(self._halts):  # a query_each whose caller stopped without closing it: its queries stop
@@ -181,7 +181,9 @@ class _SharedCtes:
     def __init__(self, warehouse: Warehouse, queries: list[SharedQuery]):
         self.warehouse = warehouse
         self.keys = [_keys(q.ctes) for q in queries]
-        self.readers = Counter(k for keys in self.keys for k in set(keys))  # a CTE read by one query stays in it
+        self.readers = Counter(k for keys in self.keys for k in set(keys))
+        # decided once: a count that falls as queries finish would leave the last reader computing the CTE again
+        self.shared = {k for k, n in self.readers.items() if n > 1}  # a CTE read by one query stays in it
         self.lock = threading.Lock()
         self.tables: dict[tuple, Future] = {}
 
@@ -191,7 +193,7 @@ class _SharedCtes:
         ctes: list[tuple[str, str]] = []
         try:
             for key, (name, body) in zip(keys, query.ctes, strict=True):
-                table = self._table(cursor, key, ctes, name, body) if self.readers[key] > 1 else None
+                table = self._table(cursor, key, ctes, name, body) if key in self.shared else None
                 ctes.append((name, f"select * from {table}") if table else (name, body))
             if stopped.is_set():  # a table's statement was interrupted: the query is not started
                 return DptoolError(f"{self.warehouse.path}: query interrupted")
@@ -211,8 +213,7 @@ class _SharedCtes:
         try:
             select = "with " + ", ".join(f"{n} as (\n{b}\n)" for n, b in [*before, (name, body)]) + \
                 f"\nselect * from {name}"
-            with self.lock:
-                table = self.warehouse._new_table()
+            table = self.warehouse._new_table()
             cursor.execute(f"create table {table} as {select}")
         except duckdb.Error:
             table = None  # the query meets the same error, and reports it, with the CTE in place
