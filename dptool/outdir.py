@@ -42,7 +42,7 @@ def _starts_with(path: Path, text: str) -> bool:
 
 
 BUNDLE = Kind("benchmark bundle",
-              ("tasks.jsonl", "kb", "warehouse.duckdb", "warehouse.duckdb.wal", "graph.json", "card.md",
+              ("tasks.jsonl", "bundle.json", "kb", "warehouse.duckdb", "warehouse.duckdb.wal", "graph.json", "card.md",
                "judge.jsonl", "refresh.md", "refresh.json", "ablation.json", ".*.tmp"),
               lambda p: (p / "tasks.jsonl").is_file() and _starts_with(p / "card.md", "# Benchmark card"))
 LINK = Kind("rule-link report", ("*.sql", "report.json", "report.md"),

@@ -52,7 +52,9 @@ def main():
 @click.option("--min-per-type", default=10, show_default=True, type=click.IntRange(0),
               help="Raise every analysis type to this many tasks per domain from unused skeletons.")
 @click.option("--refresh", default=None, type=click.Path(file_okay=False, exists=True),
-              help="An earlier bundle: regenerate and write what changed (refresh.md, refresh.json).")
+              help="An earlier bundle: regenerate it as it was made (target, seed, minimum per type, rules dir, LLM "
+                   "and dbt target, as its bundle.json records them, unless given here) and write what changed "
+                   "(refresh.md, refresh.json).")
 @click.option("--quiet", is_flag=True, help="No progress output; only the summary.")
 @click.option("--rules-dir", default=None, type=click.Path(file_okay=False),
               help="A folder of rule documents as markdown (<rule id>.md), for rule macros without a description.")
@@ -72,6 +74,19 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
     if refresh and ctx.get_parameter_source("out") is click.core.ParameterSource.DEFAULT:
         out = refresh  # refresh in place, unless told where
     echo = (lambda _: None) if quiet else click.echo
+    if refresh:
+        # made again as the old bundle was made, but for what the command line says
+        given = {name: value for name, value in (("target", target_tasks), ("min_per_type", min_per_type),
+                                                 ("seed", seed), ("rules_dir", rules_dir), ("llm", llm),
+                                                 ("dbt_target", dbt_target))}
+        kept = reused_settings(refresh, given, lambda name: ctx.get_parameter_source(
+            {"target": "target_tasks"}.get(name, name)) is click.core.ParameterSource.COMMANDLINE)
+        target_tasks, min_per_type, seed, rules_dir, llm, dbt_target = (
+            kept[k] for k in ("target", "min_per_type", "seed", "rules_dir", "llm", "dbt_target"))
+        echo(f"[refresh] as {refresh} was made: " + ", ".join(
+            f"{k.replace('_', ' ')} {kept[k]}" for k in ("target", "min_per_type", "seed", "rules_dir", "llm",
+                                                        "dbt_target") if kept[k] is not None)
+             + " (options on the command line win)")
     client = configured_llm(llm, project_dir, ollama_host, llm_timeout)
     if client is None and not quiet:
         click.echo("[llm] none configured: template phrasing and stage-1 checks (deterministic)")
@@ -98,6 +113,19 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
     # --threads 1: see dptool.project.dbt._COMPILING
     click.echo(f"provenance: cd {Path(project_dir).resolve()} && dbt docs generate --select '*' --threads 1 "
                f"&& dbt docs serve")
+
+
+def reused_settings(bundle: str, given: dict, on_command_line) -> dict:
+    """The settings a refresh of `bundle` runs with: each as bundle.json recorded it, unless `on_command_line(name)`
+    (then as `given`). A bundle without bundle.json (older) gives what was given."""
+    from dptool.bundle import read_record
+
+    record = (read_record(bundle) or {}).get("made_with") or {}
+    kept = {name: value if on_command_line(name) or name not in record else record[name]
+            for name, value in given.items()}
+    if "llm" in record and not on_command_line("llm") and record["llm"] is None:
+        kept["llm"] = "none"  # made without a model: one configured since ($DPTOOL_LLM) is used only when asked
+    return kept
 
 
 @main.command()

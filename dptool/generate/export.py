@@ -1,8 +1,8 @@
 """Stage 10: the benchmark bundle, written atomically (a temp folder, then one rename).
 
-tasks.jsonl · kb/ (rule documents, metric catalog) · warehouse.duckdb (agent-visible tables only)
-· graph.json · card.md. Before the rename, every task's gold_sql is run on the new warehouse and
-must reproduce its gold rows: a bundle whose answers don't reproduce is never written.
+tasks.jsonl · bundle.json (fingerprint, how it was made) · kb/ (rule documents, metric catalog) ·
+warehouse.duckdb (agent-visible tables only) · graph.json · card.md. Before the rename, every task's gold_sql is
+run on the new warehouse and must reproduce its gold rows: a bundle whose answers don't reproduce is never written.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+from dptool.bundle import RECORD, record_text
 from dptool.errors import DptoolError
 from dptool.generate.sample import ANALYSIS_TYPES
 from dptool.outdir import BUNDLE, check_replaceable, publish, staging_folder
@@ -32,14 +33,15 @@ def bundle_tables(catalog: Catalog) -> list[tuple[str, str, str]]:
 def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, tasks: list[dict],
                  gold_rows: dict[str, list], graph_json: str, card: str,
                  extra_files: dict[str, str] | None = None, gold_queries: dict[str, SharedQuery] | None = None,
-                 ) -> Path:
+                 record: dict | None = None) -> Path:
     """Write the bundle to `out`, replacing what was there only once everything is written.
 
     `out` must be absent, empty or a bundle dptool wrote (dptool.outdir): a user's folder is never replaced.
 
     `source_db` is the DuckDB file of the target, or its connection (any target: see export_tables).
     `gold_queries` gives a task's gold_sql as the SharedQuery it was written as (VariantWriter.queries): the
-    reproduction computes the ephemeral models the gold queries share once each.
+    reproduction computes the ephemeral models the gold queries share once each. `record` (how the bundle was
+    made) goes to bundle.json with the bundle's fingerprint (dptool.bundle).
     """
     out = check_replaceable(out, BUNDLE)
     tmp = staging_folder(out)
@@ -49,6 +51,7 @@ def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, ta
         with open(tmp / "tasks.jsonl", "w", encoding="utf-8", newline="\n") as f:
             for task in tasks:
                 f.write(json.dumps(task, ensure_ascii=False) + "\n")
+        (tmp / RECORD).write_text(record_text(record or {}, (tmp / "tasks.jsonl").read_bytes()), encoding="utf-8")
         write_kb(tmp / "kb", catalog)
         (tmp / "graph.json").write_text(graph_json, encoding="utf-8")
         (tmp / "card.md").write_text(card, encoding="utf-8")

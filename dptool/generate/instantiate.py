@@ -8,6 +8,7 @@ from datetime import date, timedelta
 
 from sqlglot import exp
 
+from dptool.generate.ids import Ids, candidate_key
 from dptool.generate.profile import DimensionProfile, data_span
 from dptool.generate.sample import Skeleton
 from dptool.project.catalog import Catalog, Dimension
@@ -121,14 +122,16 @@ def _jinja_string(text: str) -> str:
 
 def instantiate(
     skeletons: list[Skeleton], catalog: Catalog, profiles: dict[str, DimensionProfile], seed: int, dialect: str,
-    types: tuple[str, ...] | None = None, first_id: int = 1, probes: dict | None = None,
+    types: tuple[str, ...] | None = None, probes: dict | None = None, ids: Ids | None = None,
 ) -> list[Candidate]:
     """Every compatible analysis type (or those in `types`) of every skeleton, made concrete.
 
     With `probes` (skeleton id -> dptool.generate.probe.Probe), a skeleton's rules must change a month of the
     window and, where the task reads one slice, that slice: a candidate no window or slice of which
-    the rules change is not made. Ids are t_0001... from `first_id`, in skeleton order.
+    the rules change is not made. Each candidate's id names what it asks (`dptool.generate.ids`, from `ids`, the
+    run's ids so far); a candidate asking what one made before asks already is not made again.
     """
+    ids = Ids() if ids is None else ids
     out = []
     for skeleton in skeletons:
         metric = catalog.metrics[skeleton.metric]
@@ -141,10 +144,14 @@ def instantiate(
             rng = random.Random(f"{seed}:{skeleton.id}:{analysis_type}")
             probe = (probes or {}).get(skeleton.id) if skeleton.rules else None
             candidate = _make(skeleton, analysis_type, catalog, profiles, time, rng, dialect, probe)
-            if candidate is not None:
-                out.append(candidate)
-    for i, c in enumerate(out, start=first_id):
-        c.task_id = f"t_{i:04d}"
+            if candidate is None:
+                continue
+            # a counterfactual withdrawing X from the rules {X} and from {X, Y} asks one question
+            key = candidate_key(candidate, metric.domain)
+            if ids.taken(key):
+                continue
+            candidate.task_id = ids(key)
+            out.append(candidate)
     return out
 
 

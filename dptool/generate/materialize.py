@@ -10,6 +10,7 @@ tests, so that the user's `dbt build --select tag:dptool_gold` materializes them
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import shutil
@@ -22,6 +23,7 @@ from pathlib import Path
 import yaml
 from sqlglot import exp
 
+from dptool.generate.bundles import served_elsewhere, write_list
 from dptool.generate.instantiate import Candidate
 from dptool.project.batch import compile_texts
 from dptool.project.catalog import Catalog
@@ -133,10 +135,11 @@ def jinja_literal(value) -> str:
 
 
 def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[str, str] | None = None,
-               tests: bool = True) -> dict:
+               tests: bool = True, kept: list[dict] = ()) -> dict:
     """The properties file of the gold models: their group; per task its description (question, metric, rules
     with links to their pages in dbt docs, rule documents), task meta and (with `tests`) the rule test; and
-    the overview model, whose page lists every task."""
+    the overview model, whose page lists every task. `kept` are the entries of other bundles' gold models, as
+    an earlier run wrote them (dptool.generate.bundles)."""
     models = []
     for c in candidates:
         metric = catalog.metrics[c.metric]
@@ -158,8 +161,9 @@ def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[st
         if tests and (c.rules or c.base_rules):  # a counterfactual withdraws a rule: its base applies it
             entry["data_tests"] = [{"dptool.rule_changes_answer": {"arguments": {"variants": ["gold"]}}}]
         models.append(entry)
-    if candidates:
-        models.append(_overview_properties(candidates, catalog, questions))
+    models += kept
+    if models:
+        models.append(_overview_properties(overview_rows(candidates, catalog, questions, kept), catalog))
     return {"version": 2, "groups": [GROUP], "models": models}
 
 
@@ -180,16 +184,41 @@ def _jinja_text(text: str) -> str:
     return "{% raw %}" + text.replace("{% endraw %}", "{ % endraw % }") + "{% endraw %}"
 
 
-def _overview_properties(candidates: list[Candidate], catalog: Catalog, questions: dict[str, str] | None) -> dict:
+@dataclass(frozen=True)
+class OverviewRow:
+    """A task as the overview model lists it."""
+
+    task_id: str
+    analysis_type: str
+    metric: str
+    rules: tuple[str, ...]
+    question: str  # as the description shows it (Jinja-safe)
+
+
+def overview_rows(candidates: list[Candidate], catalog: Catalog, questions: dict[str, str] | None = None,
+                  kept: list[dict] = ()) -> list[OverviewRow]:
+    """The overview's rows: this run's candidates, then the gold models kept for other bundles, by id."""
+    rows = [OverviewRow(c.task_id, c.analysis_type, c.metric, tuple(c.skeleton.rules),
+                        _jinja_text(_question(c, catalog, questions))) for c in candidates]
+    for entry in kept:
+        task = entry["config"]["meta"]["dptool"]["task"]
+        rows.append(OverviewRow(entry["name"], task["analysis_type"], task["metric"], tuple(task["rules"]),
+                                entry["description"].split("\n\nMetric: ", 1)[0]))
+    return sorted(rows, key=lambda r: r.task_id)
+
+
+def _overview_properties(tasks: list[OverviewRow], catalog: Catalog) -> dict:
     rows = ["| task | question | metric | rules |", "| --- | --- | --- | --- |"]
-    for c in candidates:
-        metric = catalog.metrics[c.metric]
-        rules = ", ".join(_link(catalog.rules[r].title, catalog.rules[r].unique_id, "macro") for r in c.skeleton.rules)
-        question = _jinja_text(_question(c, catalog, questions)).replace("|", "\\|").replace("\n", " ")
-        rows.append(f"| {_link(c.task_id, f'model.{catalog.project}.{c.task_id}', 'model')} | {question} | "
-                    f"{_link(metric.label, metric.unique_id, 'model')} | {rules or '—'} |")
+    for t in tasks:
+        metric = catalog.metrics.get(t.metric)
+        rules = ", ".join(_link(catalog.rules[r].title, catalog.rules[r].unique_id, "macro") if r in catalog.rules
+                          else r for r in t.rules)
+        question = t.question.replace("|", "\\|").replace("\n", " ")
+        shown = _link(metric.label, metric.unique_id, "model") if metric else t.metric
+        rows.append(f"| {_link(t.task_id, f'model.{catalog.project}.{t.task_id}', 'model')} | {question} | "
+                    f"{shown} | {rules or '—'} |")
     text = "\n".join([
-        f"The {len(candidates)} tasks of the benchmark `dptool generate` wrote: one gold model each, hidden from the "
+        f"The {len(tasks)} tasks of the benchmarks `dptool generate` wrote: one gold model each, hidden from the "
         f"navigation and search of these docs (follow a task's link). A task's page holds its question, its metric "
         f"and rule documents, its compiled SQL (the base and the rule-modified query side by side) and, among its "
         f"dependencies, the rule macros it applies. Build them all: "
@@ -198,13 +227,13 @@ def _overview_properties(candidates: list[Candidate], catalog: Catalog, question
             "columns": [{"name": name} for name in OVERVIEW_COLUMNS]}
 
 
-def overview_sql(candidates: list[Candidate]) -> str:
+def overview_sql(tasks: list[OverviewRow]) -> str:
     """The overview model: one row per task; it depends on every metric the tasks ask about."""
     # one select per task, joined as text: a union of a thousand selects is too deep a tree to print
     query = "\nUNION ALL\n".join(exp.select(*[literal(v).as_(k) for k, v in zip(OVERVIEW_COLUMNS, (
-        c.task_id, c.analysis_type, c.metric, ", ".join(c.skeleton.rules)), strict=True)]).sql(pretty=True)
-        for c in candidates)
-    metrics = sorted({c.metric for c in candidates})
+        t.task_id, t.analysis_type, t.metric, ", ".join(t.rules)), strict=True)]).sql(pretty=True)
+        for t in tasks)
+    metrics = sorted({t.metric for t in tasks})
     return (HEADER + "{{ config(materialized='view', schema='" + GOLD_SCHEMA + "', tags=['" + GOLD_TAG
             + "'], group='" + GOLD_GROUP + "') }}\n"
             + "{#- lineage: every metric the tasks ask about, declared while dbt parses (a ref of an ephemeral model "
@@ -214,15 +243,19 @@ def overview_sql(candidates: list[Candidate]) -> str:
             + "{% raw %}" + query + "{% endraw %}\n")
 
 
-def write_properties(project: DbtProject, candidates, catalog, questions=None, tests: bool = True) -> None:
-    """Write the properties file of the gold models and their overview model (none without candidates)."""
+PROPERTIES = "_dptool_gold.yml"
+
+
+def write_properties(project: DbtProject, candidates, catalog, questions=None, tests: bool = True,
+                     kept: list[dict] = ()) -> None:
+    """Write the properties file of the gold models and their overview model (none without models)."""
     folder = project.project_dir / GOLD_DIR
-    text = yaml.safe_dump(properties(candidates, catalog, questions, tests), sort_keys=False, allow_unicode=True,
-                          width=100)
-    (folder / "_dptool_gold.yml").write_text("# written by `dptool generate`; do not edit\n" + text, encoding="utf-8")
+    text = yaml.safe_dump(properties(candidates, catalog, questions, tests, kept), sort_keys=False,
+                          allow_unicode=True, width=100)
+    (folder / PROPERTIES).write_text("# written by `dptool generate`; do not edit\n" + text, encoding="utf-8")
     overview = folder / f"{OVERVIEW}.sql"
-    if candidates:
-        overview.write_text(overview_sql(candidates), encoding="utf-8")
+    if candidates or kept:
+        overview.write_text(overview_sql(overview_rows(candidates, catalog, questions, kept)), encoding="utf-8")
     else:
         overview.unlink(missing_ok=True)
 
@@ -267,15 +300,46 @@ def remove_models(project: DbtProject) -> None:
 
 
 def write_models(project: DbtProject, candidates: list[Candidate], catalog: Catalog,
-                 questions: dict[str, str] | None = None) -> None:
-    """Write the gold model of each candidate kept and their properties, rule tests included, in place of
-    any earlier ones: what the user's `dbt build --select tag:dptool_gold` builds and tests."""
+                 questions: dict[str, str] | None = None, out: Path | None = None,
+                 previous: Path | None = None) -> dict[str, str]:
+    """Write the gold model of each candidate kept and their properties, rule tests included: what the user's
+    `dbt build --select tag:dptool_gold` builds and tests. Returns the sha256 of each model this run wrote, by task id.
+
+    With `out` (this run's bundle) and `previous` (the folder as the last run left it), the models of every
+    other bundle generated from the project stay (dptool.generate.bundles); all other earlier models go.
+    """
     folder = project.project_dir / GOLD_DIR
     remove_models(project)
     folder.mkdir(parents=True)
+    written = {}
     for c in candidates:
-        (folder / f"{c.task_id}.sql").write_text(model_sql(c, catalog), encoding="utf-8")
-    write_properties(project, candidates, catalog, questions)
+        text = model_sql(c, catalog)
+        (folder / f"{c.task_id}.sql").write_text(text, encoding="utf-8")
+        written[c.task_id] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    kept, bundles = [], []
+    if out is not None and previous is not None and previous.is_dir():
+        entries = _entries(previous / PROPERTIES)
+        for bundle, ids in served_elsewhere(previous, out, project.project_dir, catalog.project).items():
+            bundles.append(bundle)
+            for task_id in ids:
+                if task_id in written or task_id not in entries or not (previous / f"{task_id}.sql").is_file():
+                    continue
+                shutil.copyfile(previous / f"{task_id}.sql", folder / f"{task_id}.sql")
+                kept.append(entries.pop(task_id))  # popped: a model two other bundles share is kept once
+    write_properties(project, candidates, catalog, questions, kept=sorted(kept, key=lambda e: e["name"]))
+    if out is not None:
+        write_list(folder, [str(out), *bundles])
+    return written
+
+
+def _entries(path: Path) -> dict[str, dict]:
+    """The gold models' entries of a properties file an earlier run wrote, by name (none if unreadable)."""
+    try:
+        models = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("models") or []
+    except (OSError, yaml.YAMLError, AttributeError):
+        return {}
+    return {m["name"]: m for m in models if isinstance(m, dict) and m.get("name") != OVERVIEW
+            and isinstance(((m.get("config") or {}).get("meta") or {}).get("dptool"), dict)}
 
 
 def rows_differ(columns: list[str], rows: list[tuple], precision: int = 9) -> bool:

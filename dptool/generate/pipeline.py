@@ -17,10 +17,12 @@ from pathlib import Path
 import click
 
 from dptool import __version__
+from dptool.bundle import read_record
 from dptool.errors import DptoolError
 from dptool.generate.enrich import NotScorable, answer
 from dptool.generate.export import card, describe, describe_task, write_bundle
 from dptool.generate.graph import build_graph, graph_stats, graph_to_json
+from dptool.generate.ids import Ids, knowledge_key
 from dptool.generate.instantiate import instantiate, plausible_types
 from dptool.generate.knowledge import knowledge_tasks
 from dptool.generate.materialize import GOLD_DIR, Built, materialize, write_models
@@ -28,12 +30,13 @@ from dptool.generate.phrase import phrase
 from dptool.generate.probe import probe
 from dptool.generate.profile import profile_dimensions
 from dptool.generate.proofs import read_proofs
-from dptool.generate.refresh import diff, markdown, read_tasks, task_key
+from dptool.generate.refresh import diff, markdown, read_tasks, settings_line
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
 from dptool.generate.validate import duplicate_questions, identifiers, issues, validate
 from dptool.outdir import BUNDLE, check_replaceable
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import DbtProject, dbt_version
+from dptool.project.digests import snapshot
 from dptool.project.prepare import manifest_behind_generated, prepare_catalog
 from dptool.project.semantic import GENERATED_DIR as SEMANTIC_DIR
 from dptool.project.warehouse import Warehouse
@@ -143,7 +146,7 @@ class Round:
     rows: dict[str, tuple[list[str], list[tuple]]] = field(default_factory=dict)  # both variants, as read
     dropped: dict[str, str] = field(default_factory=dict)
     rejected: Counter = field(default_factory=Counter)
-    reasons: dict[str, str] = field(default_factory=dict)  # task key -> why its candidate was dropped
+    reasons: dict[str, str] = field(default_factory=dict)  # task id -> why its candidate was dropped
     drops: list[tuple[str, str]] = field(default_factory=list)  # (reason, what the candidate was), for the card
     sql_errors: list[tuple] = field(default_factory=list)  # (candidate, message) of each whose SQL failed
 
@@ -161,13 +164,25 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
     """
     out = check_replaceable(out, BUNDLE)  # before any work: a user's folder is refused, an unwritable one too
     project = DbtProject(project_dir, profiles_dir, dbt_target)
+    # how the bundle is made, recorded in it (bundle.json): `--refresh` makes the next one the same way
+    made_with = {"target": target_tasks, "min_per_type": min_per_type, "seed": seed,
+                 "rules_dir": str(rules_dir) if rules_dir is not None else None,
+                 "llm": llm.name if llm is not None else None, "dbt_target": dbt_target}
     with last_good(project, GENERATED, echo):  # a run that does not complete leaves the project's as they were
         return _generate(project, out, seed=seed, target_tasks=target_tasks, min_per_type=min_per_type,
-                         refresh=refresh, echo=echo, progress=progress, rules_dir=rules_dir, llm=llm)
+                         refresh=refresh, echo=echo, progress=progress, rules_dir=rules_dir, llm=llm,
+                         made_with=made_with)
+
+
+def _applied(task: dict) -> list[str]:
+    """Every rule a task's gold model applies to either variant (a counterfactual's base applies the withdrawn one)."""
+    spec = task.get("spec") or {}
+    return list(dict.fromkeys([*task["rule_ids"], *(task.get("rules_in_force") or []),
+                               *(spec.get("base_rules") or [])]))
 
 
 def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_type, refresh, echo, progress, rules_dir,
-              llm) -> GenerateResult:
+              llm, made_with) -> GenerateResult:
     stage = Stages(echo)
     old_tasks = read_tasks(refresh) if refresh else None
     if llm is not None:
@@ -214,22 +229,21 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
 
     with stage("probe", f"where the rules of {sum(1 for s in skeletons if s.rules)} skeletons change their metric"):
         probe_more(skeletons)  # the earlier run's gold models wait in target/ (last_good): dbt parses none of them
+    ids = Ids()  # every id of the run: the same question gets the same id, two questions never one
     with stage("instantiate", f"{len(skeletons)} skeletons"):
-        candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes)
+        candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids)
     with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
         done = _round(project, candidates, catalog, connection, dialect, progress, reviewer)
         tried = list(candidates)
     with stage("augment", f"raising every analysis type to {min_per_type} per domain"):
         used = {(c.skeleton.id, c.analysis_type) for c in candidates}
-        next_id = len(candidates) + 1
         for round_ in range(AUGMENT_ROUNDS):
             extra, more_options = _augmentation(done.tasks, pool, used, catalog, profiles, cardinality, seed,
-                                                dialect, min_per_type, next_id, probes, probe_more, 2 ** round_)
+                                                dialect, min_per_type, ids, probes, probe_more, 2 ** round_)
             if not extra:
                 if more_options:
                     continue  # none of the options tried gave a candidate: the next round tries the next ones
                 break
-            next_id += len(extra)
             used |= {(c.skeleton.id, c.analysis_type) for c in extra}
             tried += extra
             more = _round(project, extra, catalog, connection, dialect, progress, reviewer)
@@ -247,22 +261,26 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
         known = knowledge_tasks(catalog)
-        for i, task in enumerate(known, start=1):
-            task["task_id"] = f"k_{i:04d}"
+        for task in known:
+            task["task_id"] = ids(knowledge_key(task))
         kept, rejected = reviewer(known) if reviewer else validate(known, catalog)
         done.rejected.update(rejected)
         kept_ids = {t["task_id"] for t in kept}
-        done.drops += [(_rejection(t, catalog, reviewer), describe_task(t)) for t in known
-                       if t["task_id"] not in kept_ids]
+        for t in known:
+            if t["task_id"] not in kept_ids:
+                done.reasons[t["task_id"]] = _rejection(t, catalog, reviewer)
+                done.drops.append((done.reasons[t["task_id"]], describe_task(t)))
         known = kept
         tasks = sorted(known + done.tasks, key=lambda t: t["task_id"])
-        write_models(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
-                     {t["task_id"]: t["question"] for t in tasks})
+        models = write_models(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
+                              {t["task_id"]: t["question"] for t in tasks}, out=out,
+                              previous=project.target_dir / KEPT / GOLD_DIR)
         # The gold models are left to the next dbt command's parse (dptool's catalog leaves them out; parsing them
         # cost a quarter of generate: none passes dbt's static parser); what `dptool graph` and `ablate` read
         # from target/manifest.json, the semantic layer's models and rule documents, is parsed when it changed.
         if manifest_behind_generated(project, manifest):
             project.run("parse")
+            manifest = project.load_manifest()  # the semantic layer's metric models are in it now
     with stage("export", "writing the bundle"):
         versions = {"dptool": __version__, "dbt-core": dbt_version(), "duckdb": version("duckdb"),
                     "sqlglot": version("sqlglot")}
@@ -279,12 +297,22 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                     domain_graphs={d: graph_stats(build_graph(catalog.subset(d))) for d in catalog.domains},
                     llm=llm_card, drops=done.drops, min_per_type=min_per_type, proofs=proofs)
         if old_tasks is not None:
-            changes = diff(old_tasks, tasks, done.reasons)
+            changes = diff(old_tasks, tasks, metrics=catalog.metrics, rules=catalog.rules, made=ids.by_key,
+                           reasons=done.reasons)
+            changes["made_with"] = {"old": (read_record(refresh) or {}).get("made_with"), "new": made_with}
             extra.update({"refresh.json": json.dumps(changes, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
-                          "refresh.md": markdown(changes, str(refresh))})
+                          "refresh.md": markdown(changes, str(refresh), settings_line(changes["made_with"]))})
+        record = {
+            "made_with": made_with, "versions": versions, "manifest_sha256": catalog.manifest_hash,
+            "project": {"name": catalog.project, "dir": str(project.project_dir)},
+            "dbt": {"models": models, "reads": snapshot(
+                manifest, {catalog.metrics[m].unique_id for t in tasks if t["gold_sql"] for m in t["metric_ids"]},
+                {catalog.rules[r].unique_id for t in tasks if t["gold_sql"] for r in _applied(t)})},
+            "id_collisions": ids.collisions,
+        }
         bundle = write_bundle(Path(out), catalog=catalog, source_db=connection, tasks=tasks,
                               gold_rows=done.gold_rows, gold_queries=done.gold_queries,
-                              graph_json=graph_to_json(graph), card=text, extra_files=extra)
+                              graph_json=graph_to_json(graph), card=text, extra_files=extra, record=record)
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
                           reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
                           dbt_seconds=round(project.dbt_seconds, 3), cpu_timings=stage.cpu, rows=done.rows,
@@ -335,7 +363,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     for c in candidates:
         if c.task_id in out.dropped or c.task_id in rejected_ids:
             reason = out.dropped.get(c.task_id) or _rejection(phrased[c.task_id], catalog, reviewer)
-            out.reasons[task_key(c.analysis_type, c.metric, c.skeleton.rules, c.dimension_column, c.slice)] = reason
+            out.reasons[c.task_id] = reason
             out.drops.append((reason, describe(c)))
     return out
 
@@ -386,8 +414,7 @@ def _drop_duplicates(done: Round) -> None:
     done.rejected["duplicate_question"] += len(drop)
     for c in done.candidates:
         if c.task_id in drop:
-            done.reasons[task_key(c.analysis_type, c.metric, c.skeleton.rules, c.dimension_column, c.slice)] = \
-                "another task asks the same question"
+            done.reasons[c.task_id] = "another task asks the same question"
             done.drops.append(("another task asks the same question", describe(c)))
             done.gold_rows.pop(c.task_id, None)
             done.gold_queries.pop(c.task_id, None)
@@ -396,7 +423,7 @@ def _drop_duplicates(done: Round) -> None:
     done.candidates = [c for c in done.candidates if c.task_id not in drop]
 
 
-def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, first_id,
+def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, ids: Ids,
                   probes, probe_more, widen: int = 1):
     """Candidates from unused skeletons for every (domain, analysis type) below the minimum; the skeletons
     tried are added to `used`. Each later round (`widen` 2, 4) tries that many times as many: a type still
@@ -416,16 +443,13 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
     extra = []
     for (_domain, kind), (missing, options) in wanted.items():
         tried = options[: 12 * missing * widen]
-        made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,),
-                           first_id=first_id + len(extra), probes=probes)
+        made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,), probes=probes, ids=ids)
         # three per task missing, and three more: candidates still fail the rule test or have no scorable answer,
         # and where one task is missing its few candidates are often all dropped (a top-k a rule leaves as it is)
         extra += made[: (3 * missing + 3) * widen]
         # a skeleton that gave no candidate (e.g. too few groups qualify for a ranking) gives none next round
         # either: the next round tries the options after it
         used.update((s.id, kind) for s in tried)
-    for i, c in enumerate(extra, start=first_id):
-        c.task_id = f"t_{i:04d}"
     return extra, any(len(options) > 12 * missing * widen for missing, options in wanted.values())
 
 

@@ -1,5 +1,10 @@
-"""`dptool generate --refresh OLD`: what changed since OLD was generated — golds changed, tasks dropped
-(and why: a rule that no longer changes the answer, a build failure, no longer selected), tasks added."""
+"""`dptool generate --refresh OLD`: every task of OLD sorted into unchanged, same question with a new gold, dropped
+(and why: its metric or rule is gone, its slice has no data, its rules no longer change it, validation, or it was
+not sampled this time) and the tasks added.
+
+Tasks are matched by what they ask (`dptool.generate.ids.task_key`), so a bundle written before ids named content
+is matched too, and its old id is reported beside the new one.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +12,12 @@ import json
 from pathlib import Path
 
 from dptool.errors import DptoolError
+from dptool.generate.ids import canonical, task_key
 
-
-def task_key(analysis_type: str, metric: str, rules, dimension, slice_: dict) -> str:
-    """What identifies a task across runs: its type, metric, rules, dimension and slice (not its id)."""
-    return json.dumps([analysis_type, metric, sorted(rules), dimension, slice_], sort_keys=True, ensure_ascii=False)
-
-
-def key_of(task: dict) -> str:
-    where = task["slice"]
-    if task["analysis_type"] == "knowledge_retrieval":
-        # a rule document gives several knowledge tasks: what it changes, and when it takes effect
-        asks = (task.get("answer_format") or {}).get("asks")
-        where = {"subgraph": task["subgraph_id"], **({"asks": asks} if asks else {})}
-    return task_key(task["analysis_type"], task["metric_ids"][0] if task["metric_ids"] else "", task["rule_ids"],
-                    task["dimension"], where)
+# why a task of the old bundle is not in the new one, most telling first
+METRIC_GONE, RULE_GONE, NO_EFFECT, NO_DATA, SQL_ERROR, REJECTED, DUPLICATE, NOT_SAMPLED = (
+    "metric gone", "rule gone", "rules change nothing", "no data", "SQL error", "rejected by validation",
+    "same question as another task", "not sampled")
 
 
 def read_tasks(bundle: str | Path) -> list[dict]:
@@ -34,40 +30,124 @@ def read_tasks(bundle: str | Path) -> list[dict]:
         raise DptoolError(f"{path}: line {exc.lineno} is not JSON") from None
 
 
-def diff(old: list[dict], new: list[dict], reasons: dict[str, str]) -> dict:
-    """Changed golds, dropped tasks with the reason, added tasks; each sorted by the old or new id."""
-    old_by_key = {key_of(t): t for t in old}
-    new_by_key = {key_of(t): t for t in new}
-    changed = [{"old_id": o["task_id"], "new_id": new_by_key[k]["task_id"], "question": new_by_key[k]["question"],
-                "old_gold": o["gold"], "new_gold": new_by_key[k]["gold"]}
-               for k, o in old_by_key.items() if k in new_by_key and new_by_key[k]["gold"] != o["gold"]]
-    dropped = [{"old_id": o["task_id"], "question": o["question"],
-                "reason": reasons.get(k, "no longer selected (metrics, rules or data changed the sample)")}
-               for k, o in old_by_key.items() if k not in new_by_key]
-    added = [{"new_id": t["task_id"], "question": t["question"]} for k, t in new_by_key.items() if k not in old_by_key]
+def why_dropped(task: dict, metrics, rules, made: dict[str, str], reasons: dict[str, str]) -> tuple[str, str]:
+    """(category, detail) of an old task the new bundle does not hold.
+
+    `metrics` and `rules` are the ids the project declares now, `made` maps each question the run made a
+    candidate for (canonical key) to its id, `reasons` a dropped candidate's id to why it was dropped.
+    """
+    gone = [m for m in task["metric_ids"] if m not in metrics]
+    if gone:
+        return METRIC_GONE, f"the project no longer declares metric {', '.join(gone)}"
+    gone = [r for r in dict.fromkeys([*task["rule_ids"], *([task["withdrawn_rule"]] if task.get("withdrawn_rule")
+                                                              else [])]) if r not in rules]
+    if gone:
+        return RULE_GONE, f"the project no longer declares rule {', '.join(gone)}"
+    new_id = made.get(canonical(task_key(task)))
+    reason = reasons.get(new_id) if new_id else None
+    if reason is None:
+        return NOT_SAMPLED, "not among the skeletons sampled this run (the sample is drawn from the graph anew)"
+    if reason.startswith("the rule does not change"):
+        return NO_EFFECT, reason
+    if reason.startswith("not scorable"):
+        return NO_DATA, reason
+    if reason.startswith("SQL error"):
+        return SQL_ERROR, reason
+    if reason == "another task asks the same question":
+        return DUPLICATE, reason
+    return REJECTED, reason
+
+
+def diff(old: list[dict], new: list[dict], *, metrics, rules, made: dict[str, str], reasons: dict[str, str]) -> dict:
+    """Every old task as unchanged, changed (same question, new gold) or dropped with its reason; new tasks
+    no old one asked as added. Lists are sorted by id."""
+    new_by_key = {canonical(task_key(t)): t for t in new}
+    matched, unchanged, changed, dropped = set(), [], [], []
+    for o in old:
+        k = canonical(task_key(o))
+        n = new_by_key.get(k)
+        if n is None:
+            why, reason = why_dropped(o, metrics, rules, made, reasons)
+            dropped.append({"old_id": o["task_id"], "question": o["question"], "why": why, "reason": reason})
+            continue
+        matched.add(k)
+        ids = {"old_id": o["task_id"], "new_id": n["task_id"]}
+        if n["gold"] == o["gold"]:
+            unchanged.append(ids)
+            continue
+        entry = {**ids, "question": n["question"], "old_gold": o["gold"], "new_gold": n["gold"],
+                 "old_rules": o["rule_ids"], "new_rules": n["rule_ids"]}
+        if n["question"] != o["question"]:
+            entry["old_question"] = o["question"]
+        changed.append(entry)
+    added = [{"new_id": t["task_id"], "question": t["question"]} for k, t in new_by_key.items() if k not in matched]
+    by_why: dict[str, int] = {}
+    for d in dropped:
+        by_why[d["why"]] = by_why.get(d["why"], 0) + 1
     return {
-        "unchanged": sum(1 for k, o in old_by_key.items() if k in new_by_key and new_by_key[k]["gold"] == o["gold"]),
-        "changed": sorted(changed, key=lambda r: r["old_id"]),
+        "old_tasks": len(old), "new_tasks": len(new),
+        "unchanged": sorted(unchanged, key=lambda r: r["new_id"]),
+        "changed": sorted(changed, key=lambda r: r["new_id"]),
         "dropped": sorted(dropped, key=lambda r: r["old_id"]),
+        "dropped_by_why": dict(sorted(by_why.items())),
         "added": sorted(added, key=lambda r: r["new_id"]),
     }
 
 
-def markdown(d: dict, old_bundle: str) -> str:
-    lines = ["# Refresh", "", f"Compared with `{old_bundle}`: {d['unchanged']} unchanged, {len(d['changed'])} with a "
-             f"new gold, {len(d['dropped'])} dropped, {len(d['added'])} added.", ""]
+def settings_line(made_with: dict) -> str:
+    """How the new bundle was made, against the old one (`made_with`: {"old": ..., "new": ...})."""
+    old, new = made_with.get("old"), made_with["new"]
+
+    def shown(settings: dict) -> str:
+        return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in settings.items() if v is not None)
+
+    if old is None:
+        return f"Made with {shown(new)}; the old bundle records no settings (written before bundle.json)."
+    differ = [f"{k.replace('_', ' ')} {old.get(k)} -> {v}" for k, v in new.items() if old.get(k) != v]
+    if not differ:
+        return f"Made as the old bundle was: {shown(new)}."
+    return f"Made with {shown(new)}; changed since the old bundle: {', '.join(differ)}."
+
+
+def _shown(answer) -> str:
+    """An answer in one short cell: a value, a verdict, a trend, or the first rows of a list."""
+    if isinstance(answer, dict):
+        parts = [f"{k} {answer[k]}" for k in ("value", "result", "direction", "total_change_pct", "higher",
+                                               "significant", "p_value") if k in answer]
+        text = ", ".join(parts) if parts else json.dumps(answer, ensure_ascii=False, sort_keys=True)
+    else:
+        text = json.dumps(answer, ensure_ascii=False, sort_keys=True)
+    return (text if len(text) <= 80 else text[:77] + "...").replace("|", "\\|")
+
+
+def markdown(d: dict, old_bundle: str, settings: str = "") -> str:
+    """refresh.md: the counts, then a table per kind of change."""
+    lines = ["# Refresh", "",
+             f"Compared with `{old_bundle}` ({d['old_tasks']} tasks; this bundle {d['new_tasks']}): "
+             f"{len(d['unchanged'])} unchanged, {len(d['changed'])} same question with a new gold, "
+             f"{len(d['dropped'])} dropped, {len(d['added'])} added.", ""]
+    if settings:
+        lines += [settings, ""]
+    if d["dropped_by_why"]:
+        lines += ["Dropped, by reason: " + ", ".join(f"{why} {n}" for why, n in d["dropped_by_why"].items()) + ".",
+                  ""]
+    renamed = [r for r in d["unchanged"] + d["changed"] if r["old_id"] != r["new_id"]]
+    if renamed:
+        lines += [f"{len(renamed)} tasks kept their question under a new id (the old bundle's ids were positions; "
+                  "refresh.json maps them).", ""]
     if d["changed"]:
-        lines += ["## Gold changed", "", "| old | new | question | old gold | new gold |",
-                  "| --- | --- | --- | --- | --- |"]
-        lines += [f"| {r['old_id']} | {r['new_id']} | {r['question']} | `{json.dumps(r['old_gold'])[:80]}` | "
-                  f"`{json.dumps(r['new_gold'])[:80]}` |" for r in d["changed"]]
+        lines += ["## Same question, new gold", "", "| id | question | old gold | new gold |",
+                  "| --- | --- | --- | --- |"]
+        lines += [f"| {r['new_id']} | {r['question'].replace('|', chr(92) + '|')} | {_shown(r['old_gold'])} | "
+                  f"{_shown(r['new_gold'])} |" for r in d["changed"]]
         lines.append("")
     if d["dropped"]:
-        lines += ["## Dropped", "", "| old | reason | question |", "| --- | --- | --- |"]
-        lines += [f"| {r['old_id']} | {r['reason']} | {r['question']} |" for r in d["dropped"]]
+        lines += ["## Dropped", "", "| old id | why | detail | question |", "| --- | --- | --- | --- |"]
+        lines += [f"| {r['old_id']} | {r['why']} | {r['reason'].replace('|', chr(92) + '|')} | "
+                  f"{r['question'].replace('|', chr(92) + '|')} |" for r in d["dropped"]]
         lines.append("")
     if d["added"]:
-        lines += ["## Added", "", "| new | question |", "| --- | --- |"]
-        lines += [f"| {r['new_id']} | {r['question']} |" for r in d["added"]]
+        lines += ["## Added", "", "| id | question |", "| --- | --- |"]
+        lines += [f"| {r['new_id']} | {r['question'].replace('|', chr(92) + '|')} |" for r in d["added"]]
         lines.append("")
     return "\n".join(lines)
