@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from dptool.cli.interrupt import exit_interrupted
+from dptool.cli.options import selection_options
 from dptool.errors import DptoolError
 
 BUNDLE = click.argument("bundle", type=click.Path(exists=True, file_okay=False))
@@ -30,25 +31,48 @@ def _echo_report(report: dict, paths: list[Path]) -> None:
     click.echo("wrote " + ", ".join(str(p) for p in paths))
 
 
+def warn_stale_nodes(bundle: str, tasks: list[dict]) -> None:
+    """Say which selected tasks' dbt_node no longer compute their gold in the project the bundle was made from."""
+    from dptool.evaluate.drift import stale_nodes
+
+    project, stale = stale_nodes(bundle, tasks)
+    if stale:
+        shown = "; ".join(f"{task_id}: {why}" for task_id, why in stale[:3])
+        click.echo(f"warning: {len(stale)} of {len(tasks)} tasks' dbt_node no longer compute their gold in {project} "
+                   f"({shown}{'; …' if len(stale) > 3 else ''}); their golds stand as the bundle has them: "
+                   f"`dptool generate --refresh {bundle}` makes them anew", err=True)
+
+
 @click.command("score")
 @BUNDLE
-@click.argument("answers", type=click.Path(dir_okay=False))
+@click.argument("answers", type=click.Path(exists=True))
 @click.option("--out", default="score", show_default=True, type=click.Path(file_okay=False),
               help="Folder for score.json, score.md and report.html.")
 @click.option("--against", type=click.Choice(AGAINST), default="gold", show_default=True,
               help="Compare with each task's gold answer, or with its base answer (the no-rule condition).")
-def score_command(bundle, answers, out, against):
-    """Score an answers file against a bundle's gold answers.
+@click.option("--shared-ids", is_flag=True,
+              help="Answers made on another bundle (their fingerprint says so): score the tasks of this bundle they "
+                   "answer, by id, instead of refusing them.")
+@selection_options
+def score_command(bundle, answers, out, against, shared_ids, selection):
+    """Score an answers file, or a run folder, against a bundle's gold answers.
 
-    ANSWERS is JSONL: task_id, answer (JSON or text), optional transcript. Writes accuracy overall
-    and by analysis type, tier, rule type and domain; a task without an answer is wrong ("no answer").
+    ANSWERS is JSONL (task_id, answer as JSON or text, optional transcript), or a run folder holding
+    answers.jsonl and run.json. Accuracy is over every task selected, a task without an answer counting as
+    wrong, then coverage and the accuracy over the answered; by analysis type, tier, rule type and domain.
+    Answers made on another bundle are refused (see --shared-ids).
     """
     from dptool.evaluate.report import write_reports
-    from dptool.evaluate.score import load_answers, load_tasks, score
+    from dptool.evaluate.score import check_bundle, load_run, load_tasks, score
 
-    report = score(load_tasks(bundle), load_answers(answers), against=against)
+    given = load_run(answers)
+    tasks = check_bundle(given, bundle, selection.apply(load_tasks(bundle)), shared_ids)
+    if not selection.everything:
+        click.echo(f"selection: {selection.describe()}: {len(tasks)} tasks")
+    report = score(tasks, given, against=against)
     paths = write_reports(report, out, title=f"{Path(answers).name} on {Path(bundle).name}")
     _echo_report(report, paths)
+    warn_stale_nodes(bundle, tasks)
 
 
 @click.command("answer")
@@ -57,21 +81,28 @@ def score_command(bundle, answers, out, against):
               help="gold-sql runs each task's gold_sql, base-sql its base_sql, empty answers nothing.")
 @click.option("--out", default="answers.jsonl", show_default=True, type=click.Path(dir_okay=False),
               help="The answers file to write (JSONL).")
-def answer_command(bundle, agent, out):
-    """Answer every task with a reference agent (gold-sql, base-sql, empty).
+@selection_options
+def answer_command(bundle, agent, out, selection):
+    """Answer the tasks with a reference agent (gold-sql, base-sql, empty).
 
     The reference answers prove the scorer end to end: gold-sql must score 100 %, base-sql 0 % on
-    rule tasks.
+    rule tasks. Each record carries the bundle's fingerprint.
     """
+    from dptool.bundle import fingerprint
     from dptool.evaluate.reference import reference_answers
+    from dptool.evaluate.score import load_tasks
 
-    records = reference_answers(bundle, agent)
+    tasks = selection.apply(load_tasks(bundle))
+    warn_stale_nodes(bundle, tasks)
+    fp = fingerprint(bundle)
+    with click.progressbar(length=len(tasks), label=f"  {agent}", file=sys.stderr) as bar:
+        records = reference_answers(bundle, agent, tasks, on_done=lambda: bar.update(1))
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", encoding="utf-8", newline="\n") as f:
         for record in records:
-            f.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+            f.write(json.dumps({**record, "bundle": fp}, sort_keys=True, ensure_ascii=False) + "\n")
     missing = sum(1 for r in records if r["answer"] is None)
-    click.echo(f"{agent}: {len(records) - missing} answers, {missing} empty -> {out}")
+    click.echo(f"{agent}: {len(records) - missing} answers, {missing} empty, of {len(tasks)} tasks -> {out}")
 
 
 @click.command("eval")
@@ -84,7 +115,6 @@ def answer_command(bundle, agent, out):
               help="Run folder (answers.jsonl, transcripts/, reports). Default: runs/<model>-<condition>.")
 @click.option("--max-turns", default=20, show_default=True, type=click.IntRange(1, 100),
               help="LLM calls per task.")
-@click.option("--limit", default=None, type=click.IntRange(1), help="Only the first N tasks of the condition.")
 @click.option("--sql-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0.01),
               help="Seconds a run_sql query may take, parsing included; then it is stopped.")
 @click.option("--sql-memory", default=1024, show_default=True, type=click.IntRange(64),
@@ -95,8 +125,11 @@ def answer_command(bundle, agent, out):
               help="Ollama's URL. Default: $OLLAMA_HOST, then http://127.0.0.1:11434.")
 @click.option("--llm-timeout", default=300.0, show_default=True, type=click.FloatRange(min=1),
               help="Seconds one model reply may take (local models on a CPU are slow).")
-def eval_command(bundle, model, condition, out, max_turns, limit, sql_timeout, sql_memory, max_rows, ollama_host,
-                 llm_timeout):
+@click.option("--limit", default=None, type=click.IntRange(1), hidden=True,
+              help="Replaced by --sample (a stratified sample, not the first N tasks).")
+@selection_options
+def eval_command(bundle, model, condition, out, max_turns, sql_timeout, sql_memory, max_rows, ollama_host,
+                 llm_timeout, limit, selection):
     """Run the built-in agent with an Ollama model over a bundle, then score it.
 
     The agent has two tools, run_sql (the read-only warehouse) and search_kb (BM25 over kb/).
@@ -104,6 +137,8 @@ def eval_command(bundle, model, condition, out, max_turns, limit, sql_timeout, s
     Answers are appended task by task to OUT/answers.jsonl with a transcript each; run the same
     command again after an interruption and it goes on with the tasks not yet answered.
     """
+    from dataclasses import replace
+
     from dptool.evaluate.agent import Agent, Settings, finished, prepare_run, run_tasks, select_tasks, tasks_digest
     from dptool.evaluate.report import write_reports
     from dptool.evaluate.score import load_answers, score
@@ -112,11 +147,16 @@ def eval_command(bundle, model, condition, out, max_turns, limit, sql_timeout, s
     provider, _, name = model.partition(":")
     if provider != "ollama" or not name:
         raise DptoolError(f"--model {model!r}: expected ollama:NAME, e.g. ollama:qwen2.5:7b")
+    if limit is not None:  # the first N tasks were all knowledge tasks: a stratified sample stands for the bundle
+        if selection.sample is not None:
+            raise DptoolError("--limit is --sample now: give --sample alone")
+        selection = replace(selection, sample=limit)
     llm = LLM(name, host=ollama_host, timeout=llm_timeout)
     settings = Settings(model=llm.name, condition=condition, max_turns=max_turns, sql_timeout=sql_timeout,
-                        sql_memory_mb=sql_memory, max_rows=max_rows, tasks_sha256=tasks_digest(bundle))
+                        sql_memory_mb=sql_memory, max_rows=max_rows, tasks_sha256=tasks_digest(bundle),
+                        selection=selection.as_dict())
     out = Path(out or Path("runs") / f"{llm.model.replace(':', '_').replace('/', '_')}-{condition}")
-    tasks = select_tasks(bundle, condition, limit)
+    tasks = select_tasks(bundle, condition, selection)
     prepare_run(out, settings)
     done = finished(out / "answers.jsonl")
     todo = [t for t in tasks if t["task_id"] not in done]

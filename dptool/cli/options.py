@@ -25,3 +25,36 @@ def project_options(f):
 def seed_option(f):
     return click.option("--seed", default=42, show_default=True, type=int,
                         help="Seed of every random choice; the same seed gives the same output.")(f)
+
+
+def _names(_ctx, _param, values) -> tuple[str, ...]:
+    """A repeatable option's values, each of which may itself be a comma-separated list."""
+    return tuple(dict.fromkeys(v.strip() for value in values for v in value.split(",") if v.strip()))
+
+
+def selection_options(f):
+    """--tasks, --type, --domain, --tier, --sample and --seed: which tasks of the bundle (dptool.evaluate.select).
+
+    The command receives them as one `selection` argument (a Selection)."""
+    from dptool.evaluate.select import TIERS
+
+    @click.option("--tasks", "task_ids", default=None, metavar="ID,…|@FILE",
+                  help="Only these task ids (comma-separated), or those listed in FILE (one per line).")
+    @click.option("--type", "types", multiple=True, callback=_names, metavar="TYPE",
+                  help="Only tasks of this analysis type (e.g. ranking); repeat it or separate by commas.")
+    @click.option("--domain", "domains", multiple=True, callback=_names, metavar="DOMAIN",
+                  help="Only tasks of this domain; repeat it or separate by commas.")
+    @click.option("--tier", "tiers", multiple=True, callback=_names, metavar="TIER",
+                  help=f"Only tasks of this tier ({', '.join(TIERS)}); repeat it or separate by commas.")
+    @click.option("--sample", default=None, type=click.IntRange(1), metavar="N",
+                  help="N of the tasks selected, stratified by domain and analysis type (the same N and seed give "
+                       "the same tasks).")
+    @click.option("--seed", "sample_seed", default=42, show_default=True, type=int, help="Seed of --sample.")
+    @functools.wraps(f)
+    def wrapper(*args, task_ids, types, domains, tiers, sample, sample_seed, **kwargs):
+        from dptool.evaluate.select import Selection, read_ids
+
+        selection = Selection(read_ids(task_ids) if task_ids else (), types, domains, tiers, sample, sample_seed)
+        return f(*args, selection=selection, **kwargs)
+
+    return wrapper

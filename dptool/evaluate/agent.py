@@ -17,7 +17,7 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable
-from dataclasses import MISSING, asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from string import Template
 
@@ -25,6 +25,7 @@ from dptool.errors import DptoolError
 from dptool.evaluate.kb import KnowledgeBase
 from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
 from dptool.evaluate.score import load_tasks
+from dptool.evaluate.select import Selection
 from dptool.llm.client import LLM, PROMPTS
 
 PROMPT_VERSION = "v1"
@@ -86,7 +87,8 @@ class Settings:
     sql_memory_mb: int = DEFAULT_MEMORY_MB
     max_rows: int = DEFAULT_MAX_ROWS
     prompt_version: str = PROMPT_VERSION
-    tasks_sha256: str = ""
+    tasks_sha256: str = ""  # the bundle's fingerprint (dptool.bundle)
+    selection: dict = field(default_factory=lambda: Selection().as_dict())
 
 
 class Agent:
@@ -219,7 +221,8 @@ def prepare_run(out: Path, settings: Settings) -> None:
     mine = asdict(settings)
     if path.is_file():
         # a setting added since that run was written had its default then
-        defaults = {f.name: f.default for f in fields(Settings) if f.default is not MISSING}
+        defaults = {f.name: f.default if f.default is not MISSING else f.default_factory() for f in fields(Settings)
+                    if f.default is not MISSING or f.default_factory is not MISSING}
         theirs = {**defaults, **json.loads(path.read_text(encoding="utf-8"))}
         differ = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
         if differ:
@@ -258,13 +261,15 @@ def run_tasks(agent: Agent, tasks: Iterable[dict], out: Path, on_done: Callable[
         _write_atomic(transcripts / name, json.dumps(transcript, indent=2, sort_keys=True, ensure_ascii=False)
                       + "\n")
         append_answer(out / "answers.jsonl", {
-            "task_id": task["task_id"], "answer": transcript["answer"], "stop": transcript["stop"],
+            "task_id": task["task_id"], "bundle": agent.settings.tasks_sha256, "answer": transcript["answer"],
+            "stop": transcript["stop"],
             "turns": transcript["turns"], "transcript": f"transcripts/{name}"})
         on_done(transcript)
 
 
-def select_tasks(bundle: str | Path, condition: str, limit: int | None) -> list[dict]:
-    """The tasks a run answers: all of them (standard), or the rule-grounded analytics tasks (oracle, no-rule).
+def select_tasks(bundle: str | Path, condition: str, selection: Selection | None = None) -> list[dict]:
+    """The tasks a run answers: those selected (default all) of the condition's: every task (standard), or the
+    rule-grounded analytics tasks (oracle, no-rule).
 
     As in DI-Bench's Table 5, the oracle and no-rule conditions are measured on the tasks whose computation
     a rule modifies; a knowledge task would be given away by the oracle and unanswerable without the rules.
@@ -272,4 +277,4 @@ def select_tasks(bundle: str | Path, condition: str, limit: int | None) -> list[
     tasks = load_tasks(bundle)
     if condition != "standard":
         tasks = [t for t in tasks if t.get("tier") == RULE_TIER]
-    return tasks[:limit] if limit else tasks
+    return (selection or Selection()).apply(tasks)

@@ -9,6 +9,7 @@ no answer from base-sql. `empty` answers nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
@@ -58,15 +59,17 @@ def reference_answer(task: dict, wh: Warehouse) -> dict[str, tuple[object, str]]
     return {"gold": (result["gold"], ""), "base": (result["base"], "")}
 
 
-def reference_records(bundle: str | Path, agents: tuple[str, ...]) -> dict[str, list[dict]]:
+def reference_records(bundle: str | Path, agents: tuple[str, ...], tasks: list[dict] | None = None,
+                      on_done: Callable[[], None] = lambda: None) -> dict[str, list[dict]]:
     """Answer records ({"task_id", "answer"[, "note"]}) of reference agents, from one pass over the SQL.
 
-    gold-sql and base-sql run the same two queries per task, so asking for both costs one pass.
+    gold-sql and base-sql run the same two queries per task, so asking for both costs one pass. `tasks` are
+    those to answer (default: every task of the bundle); `on_done()` is called after each.
     """
     unknown = [a for a in agents if a not in AGENTS]
     if unknown:
         raise ValueError(f"unknown reference agent {unknown[0]!r}")
-    tasks = load_tasks(bundle)
+    tasks = load_tasks(bundle) if tasks is None else tasks
     records: dict[str, list[dict]] = {agent: [] for agent in agents}
     variants = {agent: "gold" if agent == "gold-sql" else "base" for agent in agents if agent != "empty"}
     if not variants:
@@ -77,9 +80,11 @@ def reference_records(bundle: str | Path, agents: tuple[str, ...]) -> dict[str, 
             for agent, variant in variants.items():
                 value, note = answers[variant]
                 records[agent].append({"task_id": task["task_id"], "answer": value, **({"note": note} if note else {})})
+            on_done()
     return records
 
 
-def reference_answers(bundle: str | Path, agent: str) -> list[dict]:
+def reference_answers(bundle: str | Path, agent: str, tasks: list[dict] | None = None,
+                      on_done: Callable[[], None] = lambda: None) -> list[dict]:
     """One answer record per task; none for the empty agent."""
-    return reference_records(bundle, (agent,))[agent]
+    return reference_records(bundle, (agent,), tasks, on_done)[agent]

@@ -34,9 +34,7 @@ def write_reports(report: dict, out: str | Path, title: str) -> list[Path]:
 
 def summary_lines(report: dict) -> list[str]:
     """The few lines a terminal shows: overall, then accuracy by analysis type and tier."""
-    o = report["overall"]
-    lines = [f"accuracy {pct(o['accuracy'])}: {o['correct']} of {o['n']} tasks correct "
-             f"({o['answered']} answered), scored against {report['against']}"]
+    lines = headline(report)
     for key, label in GROUPS[:2]:
         lines.append(f"{label.lower()}:")
         lines += [f"  {name:<28} {cell['correct']:>4} / {cell['n']:<4} {pct(cell['accuracy']):>8}"
@@ -44,11 +42,20 @@ def summary_lines(report: dict) -> list[str]:
     return lines
 
 
-def markdown(report: dict, title: str) -> str:
+def headline(report: dict) -> list[str]:
+    """Accuracy over every task (a missing answer is wrong), then the coverage and the accuracy over the answered."""
     o = report["overall"]
-    lines = [f"# Scores: {title}", "",
-             f"Accuracy **{pct(o['accuracy'])}**: {o['correct']} of {o['n']} tasks correct, {o['answered']} "
-             f"answered; scored against `{report['against']}`.", ""]
+    answered = o["answered"]
+    correct_answered = o["correct"]  # an unanswered task is never correct
+    return [f"accuracy {pct(o['accuracy'])}: {o['correct']} of {o['n']} tasks correct, a task without an answer "
+            f"counting as wrong; scored against {report['against']}",
+            f"coverage {answered} of {o['n']} tasks answered ({pct(o.get('coverage'))}); accuracy over the answered "
+            f"{pct(o.get('accuracy_answered'))} ({correct_answered} of {answered})"]
+
+
+def markdown(report: dict, title: str) -> str:
+    first, second = headline(report)
+    lines = [f"# Scores: {title}", "", f"{first[0].upper()}{first[1:]}.", "", f"{second[0].upper()}{second[1:]}.", ""]
     for key, label in GROUPS:
         lines += [f"## {label}", "", "| | tasks | correct | accuracy |", "| --- | ---: | ---: | ---: |"]
         lines += [f"| {name} | {c['n']} | {c['correct']} | {pct(c['accuracy'])} |" for name, c in report[key].items()]
@@ -166,7 +173,10 @@ def html(report: dict, title: str) -> str:
     return (f"<!doctype html>\n<html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
             f"<style>{_CSS}</style></head><body>\n<h1>Scores: {escape(title)}</h1>\n"
             f"<p><span class=big>{pct(o['accuracy'])}</span> <span class=muted>{o['correct']} of {o['n']} tasks "
-            f"correct, {o['answered']} answered; scored against <code>{escape(report['against'])}</code></span></p>\n"
+            f"correct (a task without an answer counts as wrong); scored against "
+            f"<code>{escape(report['against'])}</code></span></p>\n"
+            f"<p class=muted>coverage {o['answered']} of {o['n']} answered ({pct(o.get('coverage'))}); accuracy over "
+            f"the answered {pct(o.get('accuracy_answered'))}</p>\n"
             f"<section class=charts>\n{chr(10).join(charts)}\n</section>\n{''.join(tables)}\n"
             f"<section><h2>Tasks</h2><table><tr><th>task</th><th>analysis type</th><th>tier</th><th></th>"
             f"<th>reason</th></tr>{tasks}</table></section>\n</body></html>\n")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dptool.answers import DuplicateKeys, Malformed, compare, read_json
+from dptool.bundle import fingerprint, short
 from dptool.errors import DptoolError
 
 TIERS = ("knowledge", "knowledge+analytics", "knowledge+analytics+rule")
@@ -32,10 +33,13 @@ def load_tasks(bundle: str | Path) -> list[dict]:
 
 @dataclass
 class Answers:
-    """Answers by task id (the last line of a task counts) and what was wrong with the file."""
+    """Answers by task id (the last line of a task counts), what was wrong with the file, and the fingerprints
+    of the bundles its records say they were made on (dptool.bundle)."""
 
     by_task: dict[str, Any]
     problems: list[str]
+    bundles: set[str] = field(default_factory=set)
+    path: Path | None = None
 
 
 def load_answers(path: str | Path) -> Answers:
@@ -49,6 +53,7 @@ def load_answers(path: str | Path) -> Answers:
         raise DptoolError(f"{path}: answers file not found")
     by_task: dict[str, Any] = {}
     problems = []
+    bundles = set()
     with open(path, encoding="utf-8-sig", errors="replace") as f:
         for i, line in enumerate(f, 1):
             line = line.lstrip("\ufeff")  # a file glued from several, each with its mark
@@ -67,13 +72,48 @@ def load_answers(path: str | Path) -> Answers:
                 problems.append(f"line {i}: no task_id")
                 continue
             task_id, answer = record["task_id"], record.get("answer")
+            if isinstance(record.get("bundle"), str):
+                bundles.add(record["bundle"])
             if "answer" in twice:
                 problems.append(f"line {i}: the key 'answer' twice (the answer is malformed)")
                 answer = Malformed("malformed answer: the key 'answer' twice in its record")
             if task_id in by_task:
                 problems.append(f"line {i}: a second answer for {task_id} (the last one counts)")
             by_task[task_id] = answer
-    return Answers(by_task, problems)
+    return Answers(by_task, problems, bundles, path)
+
+
+def load_run(path: str | Path) -> Answers:
+    """An answers file, or a run folder (its answers.jsonl, and run.json's bundle fingerprint)."""
+    path = Path(path)
+    if not path.is_dir():
+        return load_answers(path)
+    answers = load_answers(path / "answers.jsonl")
+    run = path / "run.json"
+    if run.is_file():
+        try:
+            settings = json.loads(run.read_text(encoding="utf-8"))
+        except ValueError:
+            raise DptoolError(f"{run}: not JSON; it is the run's settings, written by dptool") from None
+        fp = settings.get("bundle") or settings.get("tasks_sha256")
+        if isinstance(fp, str) and fp:
+            answers.bundles.add(fp)
+    return answers
+
+
+def check_bundle(answers: Answers, bundle: str | Path, tasks: list[dict], shared_ids: bool) -> list[dict]:
+    """The tasks to score: those given, unless the answers were made on another bundle — then an error, or with
+    `shared_ids` the tasks of this bundle the answers answer. Answers that carry no fingerprint (written by hand)
+    are taken as made on this bundle."""
+    mine = fingerprint(bundle)
+    others = sorted(answers.bundles - {mine})
+    if not others:
+        return tasks
+    where = answers.path or "the answers"
+    if not shared_ids:
+        raise DptoolError(f"{where}: made on bundle {short(others[0])}, not on {bundle} ({short(mine)}); score "
+                          "the task ids both hold with --shared-ids, or answer this bundle")
+    return [t for t in tasks if t["task_id"] in answers.by_task]
 
 
 def _group(results: list[dict], key) -> dict[str, dict]:
@@ -110,9 +150,14 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold") -> dict
             "answer": answers.by_task.get(task["task_id"]),
         })
     known = {t["task_id"] for t in tasks}
+    answered = [r["correct"] for r in results if r["answered"]]
     return {
         "against": against,
-        "overall": {**_cell([r["correct"] for r in results]), "answered": sum(r["answered"] for r in results)},
+        # the headline: over every task selected, a missing answer wrong; then the coverage and the accuracy
+        # over the answered tasks alone, which says how good the answers given are, not how many there are
+        "overall": {**_cell([r["correct"] for r in results]), "answered": len(answered),
+                    "coverage": round(len(answered) / len(results), 4) if results else None,
+                    "accuracy_answered": _cell(answered)["accuracy"]},
         "by_analysis_type": _group(results, lambda r: [r["analysis_type"]]),
         "by_tier": {t: c for t, c in sorted(_group(results, lambda r: [r["tier"]]).items(), key=_tier_order)},
         "by_rule_type": _group(results, lambda r: r["rule_types"] or [NO_RULE]),

@@ -305,7 +305,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         record = {
             "made_with": made_with, "versions": versions, "manifest_sha256": catalog.manifest_hash,
             "project": {"name": catalog.project, "dir": str(project.project_dir)},
-            "dbt": {"models": models, "reads": snapshot(
+            "dbt": {"models": models, "metrics": {m: catalog.metrics[m].unique_id for t in tasks if t["gold_sql"]
+                                                  for m in t["metric_ids"]}, "reads": snapshot(
                 manifest, {catalog.metrics[m].unique_id for t in tasks if t["gold_sql"] for m in t["metric_ids"]},
                 {catalog.rules[r].unique_id for t in tasks if t["gold_sql"] for r in _applied(t)})},
             "id_collisions": ids.collisions,
