@@ -38,6 +38,11 @@ def run_eval(bundle: Path, server, out: Path, *extra: str) -> subprocess.Complet
     return subprocess.run(eval_args(bundle, server, out, *extra), capture_output=True, text=True, timeout=120)
 
 
+def the_first(tasks: list[dict], n: int) -> list[str]:
+    """The selection of the first n tasks of the bundle."""
+    return ["--tasks", ",".join(t["task_id"] for t in tasks[:n])]
+
+
 def answer_reply(value) -> dict:
     return {"content": f"Done.\n<answer>{json.dumps(value)}</answer>"}
 
@@ -58,9 +63,10 @@ def test_the_loop_runs_tools_refuses_a_write_and_scores_three_tasks(bundle, task
         answer_reply(t2["gold"]),
     ]
     out = tmp_path / "run"
-    proc = run_eval(bundle, ollama_server, out, "--limit", "3")
+    proc = run_eval(bundle, ollama_server, out, *the_first(tasks, 3))
     assert proc.returncode == 0, proc.stderr
-    assert "accuracy 66.7 %: 2 of 3 tasks correct (3 answered), scored against gold" in proc.stdout
+    assert "accuracy 66.7 %: 2 of 3 tasks correct, a task without an answer counting as wrong; scored against gold" \
+        in proc.stdout
 
     answers = lines(out / "answers.jsonl")
     assert [(a["task_id"], a["stop"], a["turns"]) for a in answers] == \
@@ -98,7 +104,7 @@ def test_an_interrupted_run_resumes_with_the_tasks_not_yet_answered(bundle, task
     ollama_server.chat_replies += [answer_reply(t0["gold"]), {"delay": 3, **answer_reply(t1["gold"])}]
     # a suite started in the background of a script inherits SIGINT ignored, and Python then raises no
     # KeyboardInterrupt: the child gets the default disposition back, as a terminal's Ctrl-C meets it
-    proc = subprocess.Popen(eval_args(bundle, ollama_server, out, "--limit", "3"), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(eval_args(bundle, ollama_server, out, *the_first(tasks, 3)), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
@@ -112,7 +118,7 @@ def test_an_interrupted_run_resumes_with_the_tasks_not_yet_answered(bundle, task
 
     ollama_server.requests.clear()
     ollama_server.chat_replies += [answer_reply(t1["gold"]), answer_reply(t2["gold"])]
-    again = run_eval(bundle, ollama_server, out, "--limit", "3")
+    again = run_eval(bundle, ollama_server, out, *the_first(tasks, 3))
     assert again.returncode == 0, again.stderr
     assert "2 tasks to run, 1 already answered" in again.stdout
     assert "accuracy 100.0 %: 3 of 3 tasks correct" in again.stdout
@@ -124,8 +130,8 @@ def test_an_interrupted_run_resumes_with_the_tasks_not_yet_answered(bundle, task
 def test_a_resumed_run_must_keep_its_settings(bundle, tasks, ollama_server, tmp_path):
     out = tmp_path / "run"
     ollama_server.chat_replies += [answer_reply(tasks[0]["gold"])]
-    assert run_eval(bundle, ollama_server, out, "--limit", "1").returncode == 0
-    other = run_eval(bundle, ollama_server, out, "--limit", "1", "--condition", "oracle")
+    assert run_eval(bundle, ollama_server, out, *the_first(tasks, 1)).returncode == 0
+    other = run_eval(bundle, ollama_server, out, *the_first(tasks, 1), "--condition", "oracle")
     assert other.returncode == 1
     assert other.stderr == f"error: {out}: holds a run with condition = 'standard', not 'oracle'; rerun with the " \
                            f"same settings to resume, or choose another --out\n"
@@ -138,9 +144,9 @@ def test_no_rule_condition_hides_rule_documents_and_scores_against_base(bundle, 
         {"tool_calls": [{"name": "search_kb", "arguments": {"query": t0["rule_ids"][0].replace("_", " ")}}]},
         answer_reply(t0["base"]),
     ]
-    proc = run_eval(bundle, ollama_server, tmp_path / "run", "--limit", "1", "--condition", "no-rule")
+    proc = run_eval(bundle, ollama_server, tmp_path / "run", *the_first([t0], 1), "--condition", "no-rule")
     assert proc.returncode == 0, proc.stderr
-    assert "1 of 1 tasks correct (1 answered), scored against base" in proc.stdout
+    assert "1 of 1 tasks correct, a task without an answer counting as wrong; scored against base" in proc.stdout
     system = ollama_server.requests[0][1]["messages"][0]["content"]
     assert "Do not apply business-rule documents" in system
     search = ollama_server.requests[1][1]["messages"][-1]["content"]
@@ -212,7 +218,7 @@ def test_a_run_survives_every_query_that_crashed_it_and_no_session_state_crosses
         answer_reply(tasks[1]["gold"]),
     ]
     out = tmp_path / "run"
-    proc = run_eval(bundle, ollama_server, out, "--limit", "2", "--sql-timeout", "1")
+    proc = run_eval(bundle, ollama_server, out, *the_first(tasks, 2), "--sql-timeout", "1")
     assert proc.returncode == 0, proc.stderr
     assert "accuracy 100.0 %: 2 of 2 tasks correct" in proc.stdout and "Traceback" not in proc.stderr
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from dptool.generate.ids import Ids, candidate_key
 from dptool.generate.instantiate import (
     MAX_BREAKDOWN_GROUPS,
     MIN_GROUP_ROWS,
@@ -113,57 +114,66 @@ def test_windows_without_months():
 
 def test_candidates_in_order():
     out = instantiate(SKELETONS, SHOP, PROFILES, seed=42, dialect="duckdb")
-    assert [(c.task_id, c.skeleton.id, c.analysis_type, c.shape) for c in out] == [
-        ("t_0001", "avg_order_value__state__capital_override", "point_query", "value"),
-        ("t_0002", "avg_order_value__state__capital_override", "ranking", "ranking"),
-        ("t_0003", "avg_order_value__state__capital_override", "threshold_crossing", "value"),
-        ("t_0004", "avg_order_value__state__capital_override", "comparison", "grouped"),
-        ("t_0005", "avg_order_value__state__capital_override", "significance_testing", "stats"),
-        ("t_0006", "avg_order_value__state__capital_override", "decomposition", "grouped"),
-        ("t_0007", "avg_order_value__state__capital_override", "counterfactual", "value"),
-        ("t_0008", "avg_order_value__city", "point_query", "value"),
-        ("t_0009", "avg_order_value__city", "ranking", "ranking"),
-        ("t_0010", "avg_order_value__city", "threshold_crossing", "value"),
-        ("t_0011", "avg_order_value__city", "comparison", "grouped"),
-        ("t_0012", "avg_order_value__city", "significance_testing", "stats"),
+    assert [(c.skeleton.id, c.analysis_type, c.shape) for c in out] == [
+        ("avg_order_value__state__capital_override", "point_query", "value"),
+        ("avg_order_value__state__capital_override", "ranking", "ranking"),
+        ("avg_order_value__state__capital_override", "threshold_crossing", "value"),
+        ("avg_order_value__state__capital_override", "comparison", "grouped"),
+        ("avg_order_value__state__capital_override", "significance_testing", "stats"),
+        ("avg_order_value__state__capital_override", "decomposition", "grouped"),
+        ("avg_order_value__state__capital_override", "counterfactual", "value"),
+        ("avg_order_value__city", "point_query", "value"),
+        ("avg_order_value__city", "ranking", "ranking"),
+        ("avg_order_value__city", "threshold_crossing", "value"),
+        ("avg_order_value__city", "comparison", "grouped"),
+        ("avg_order_value__city", "significance_testing", "stats"),
         # city has 40 values, over the 30 a breakdown lists; no rule, so no counterfactual
         # status has 2 values: no ranking, but a comparison, a test and a breakdown
-        ("t_0013", "paid_rate__status__paid_definition", "point_query", "value"),
-        ("t_0014", "paid_rate__status__paid_definition", "threshold_crossing", "value"),
-        ("t_0015", "paid_rate__status__paid_definition", "comparison", "grouped"),
-        ("t_0016", "paid_rate__status__paid_definition", "significance_testing", "stats"),
-        ("t_0017", "paid_rate__status__paid_definition", "decomposition", "grouped"),
-        ("t_0018", "paid_rate__status__paid_definition", "counterfactual", "value"),
+        ("paid_rate__status__paid_definition", "point_query", "value"),
+        ("paid_rate__status__paid_definition", "threshold_crossing", "value"),
+        ("paid_rate__status__paid_definition", "comparison", "grouped"),
+        ("paid_rate__status__paid_definition", "significance_testing", "stats"),
+        ("paid_rate__status__paid_definition", "decomposition", "grouped"),
+        ("paid_rate__status__paid_definition", "counterfactual", "value"),
         # the time dimension: no groups, a trend; no rule, so no counterfactual
-        ("t_0019", "paid_rate__ordered_at", "point_query", "value"),
-        ("t_0020", "paid_rate__ordered_at", "threshold_crossing", "value"),
-        ("t_0021", "paid_rate__ordered_at", "trend_analysis", "series"),
+        ("paid_rate__ordered_at", "point_query", "value"),
+        ("paid_rate__ordered_at", "threshold_crossing", "value"),
+        ("paid_rate__ordered_at", "trend_analysis", "series"),
         # four payment methods, two of them with enough payments in a year to be ranked: no ranking
-        ("t_0022", "avg_order_value__method__exclude_tests", "point_query", "value"),
-        ("t_0023", "avg_order_value__method__exclude_tests", "threshold_crossing", "value"),
-        ("t_0024", "avg_order_value__method__exclude_tests", "comparison", "grouped"),
-        ("t_0025", "avg_order_value__method__exclude_tests", "significance_testing", "stats"),
-        ("t_0026", "avg_order_value__method__exclude_tests", "decomposition", "grouped"),
-        ("t_0027", "avg_order_value__method__exclude_tests", "counterfactual", "value"),
+        ("avg_order_value__method__exclude_tests", "point_query", "value"),
+        ("avg_order_value__method__exclude_tests", "threshold_crossing", "value"),
+        ("avg_order_value__method__exclude_tests", "comparison", "grouped"),
+        ("avg_order_value__method__exclude_tests", "significance_testing", "stats"),
+        ("avg_order_value__method__exclude_tests", "decomposition", "grouped"),
+        ("avg_order_value__method__exclude_tests", "counterfactual", "value"),
     ]
+    # each id is the hash of what the candidate asks (dptool.generate.ids), behind its type's prefix
+    assert [c.task_id for c in out] == [Ids()(candidate_key(c, SHOP.metrics[c.metric].domain)) for c in out]
+    assert [c.task_id.split("_")[0] for c in out[:7]] == ["pq", "rk", "thr", "cmp", "sig", "dec", "cf"]
     assert {c.encoding for c in out} == {"timestamp"}
 
 
-def test_types_and_first_id():
-    out = instantiate(SKELETONS, SHOP, PROFILES, seed=42, dialect="duckdb", types=("trend_analysis", "counterfactual"),
-                      first_id=40)
-    assert [(c.task_id, c.skeleton.id, c.analysis_type) for c in out] == [
-        ("t_0040", "avg_order_value__state__capital_override", "counterfactual"),
-        ("t_0041", "paid_rate__status__paid_definition", "counterfactual"),
-        ("t_0042", "paid_rate__ordered_at", "trend_analysis"),
-        ("t_0043", "avg_order_value__method__exclude_tests", "counterfactual"),
+def test_types_give_the_candidates_and_ids_of_a_run_of_every_type():
+    out = instantiate(SKELETONS, SHOP, PROFILES, seed=42, dialect="duckdb", types=("trend_analysis", "counterfactual"))
+    assert [(c.skeleton.id, c.analysis_type) for c in out] == [
+        ("avg_order_value__state__capital_override", "counterfactual"),
+        ("paid_rate__status__paid_definition", "counterfactual"),
+        ("paid_rate__ordered_at", "trend_analysis"),
+        ("avg_order_value__method__exclude_tests", "counterfactual"),
     ]
-    # the same candidates as in a run of every type: the draw depends on skeleton and type, not on the others
+    # the same candidates, ids included, as in a run of every type: the draw depends on skeleton and type only
     every = {(c.skeleton.id, c.analysis_type): c for c in instantiate(SKELETONS, SHOP, PROFILES, seed=42,
                                                                       dialect="duckdb")}
     for c in out:
-        assert replace(c, task_id="") == replace(every[(c.skeleton.id, c.analysis_type)], task_id="")
+        assert c == every[(c.skeleton.id, c.analysis_type)]
     assert instantiate(SKELETONS, SHOP, PROFILES, seed=42, dialect="duckdb", types=()) == []
+
+
+def test_a_question_asked_twice_is_made_once():
+    ids = Ids()
+    first = instantiate(SKELETONS, SHOP, PROFILES, seed=42, dialect="duckdb", ids=ids)
+    assert instantiate(SKELETONS, SHOP, PROFILES, seed=42, dialect="duckdb", ids=ids) == []
+    assert len({c.task_id for c in first}) == len(first)
 
 
 def test_deterministic_for_a_seed():
@@ -176,7 +186,10 @@ def test_another_seed_draws_other_values():
     first = instantiate(SKELETONS, SHOP, PROFILES, seed=42, dialect="duckdb")
     other = instantiate(SKELETONS, SHOP, PROFILES, seed=7, dialect="duckdb")
     assert [c.slice for c in first] != [c.slice for c in other]
-    assert [(c.task_id, c.analysis_type) for c in first] == [(c.task_id, c.analysis_type) for c in other]
+    assert [c.analysis_type for c in first] == [c.analysis_type for c in other]
+    # another slice is another question: another id
+    assert {c.task_id for c, o in zip(first, other, strict=True) if c.slice != o.slice}.isdisjoint(
+        {o.task_id for o in other})
 
 
 def test_rule_applies_when_forces_slice_value():
@@ -241,7 +254,7 @@ def test_no_frequent_value_drops_the_candidate():
     # no value holds 40 rows: no slice value, no pair to compare; 2 values: no ranking, but a breakdown
     profiles = {**PROFILES, STATUS: DimensionProfile(2, (("paid", 39), ("not_paid", 1)))}
     out = instantiate(SKELETONS[2:3], SHOP, profiles, seed=42, dialect="duckdb")
-    assert [(c.task_id, c.analysis_type, c.group_by) for c in out] == [("t_0001", "decomposition", ["status"])]
+    assert [(c.analysis_type, c.group_by) for c in out] == [("decomposition", ["status"])]
 
 
 def test_temporal_dimension_gets_only_a_window():
@@ -302,8 +315,8 @@ def test_long_types_fall_back_to_a_quarter_but_a_trend_does_not():
 
 def test_trend_candidate():
     (c,) = instantiate(SKELETONS[3:4], SHOP, PROFILES, seed=42, dialect="duckdb", types=("trend_analysis",))
-    assert (c.task_id, c.analysis_type, c.shape, c.group_by, c.k, c.min_rows) == (
-        "t_0001", "trend_analysis", "series", [], None, None)
+    assert (c.task_id[:3], c.analysis_type, c.shape, c.group_by, c.k, c.min_rows) == (
+        "tr_", "trend_analysis", "series", [], None, None)
     assert c.period == "dbt.date_trunc('month', \"ordered_at\")"
     assert c.window == Window(date(2017, 7, 1), date(2018, 1, 1), "the second half of 2017")
     assert c.where == ["ordered_at >= CAST('2017-07-01 00:00:00' AS TIMESTAMP)",
