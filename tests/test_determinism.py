@@ -64,7 +64,9 @@ def test_refresh_names_the_changed_the_dropped_and_the_added(regenerated):
     d = json.loads((new / "refresh.json").read_text(encoding="utf-8"))
     assert [r["old_id"] for r in d["changed"]] == [edits["edited"]]
     assert [r["new_id"] for r in d["added"]] == [edits["removed"]]
-    assert [(r["old_id"], r["reason"]) for r in d["dropped"]] == [
-        ("t_9999", "no longer selected (metrics, rules or data changed the sample)")]
-    assert d["unchanged"] == edits["kept"]
-    assert "1 with a new gold, 1 dropped, 1 added" in (new / "refresh.md").read_text(encoding="utf-8")
+    assert [(r["old_id"], r["why"]) for r in d["dropped"]] == [("t_9999", "not sampled")]
+    assert len(d["unchanged"]) == edits["kept"]
+    assert all(r["old_id"] == r["new_id"] for r in d["unchanged"] + d["changed"])  # ids name questions
+    text = (new / "refresh.md").read_text(encoding="utf-8")
+    assert "1 same question with a new gold, 1 dropped, 1 added" in text
+    assert "Made as the old bundle was: target 60, min per type 10, seed 42." in text

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dptool.answers import compare
+from dptool.generate.ids import task_key
 from dptool.generate.knowledge import (
     EFFECTIVE_DATE,
     MAX_FACTS,
@@ -22,7 +23,6 @@ from dptool.generate.knowledge import (
     rule_task,
 )
 from dptool.generate.llm_phrase import answer_shape, scope
-from dptool.generate.refresh import key_of
 from dptool.generate.validate import identifiers, issues, validate
 from dptool.project.catalog import load_catalog
 
@@ -295,8 +295,8 @@ def test_effective_date_task():
 def test_the_two_tasks_of_one_rule_are_told_apart_by_refresh_and_the_llm_stages():
     rule = with_document("capital_override", HEADED)
     what, when = rule_task(rule, SHOP), effective_date_task(rule, SHOP)
-    assert key_of(what) != key_of(when)
-    assert key_of(what) == key_of({**what, "answer_format": {"type": "knowledge"}})  # old bundles keep their keys
+    assert task_key(what) != task_key(when)
+    assert task_key(what) == task_key({**what, "answer_format": {"type": "knowledge"}})  # old bundles keep their ids
     catalog = replace(SHOP, rules={**SHOP.rules, "capital_override": rule})
     assert "Capital District Override" in scope(what, catalog) and "Capital District Override" in scope(when, catalog)
     assert scope(what, catalog) != scope(when, catalog)

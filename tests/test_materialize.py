@@ -25,6 +25,7 @@ from dptool.generate.materialize import (
     compile_text,
     materialize,
     model_sql,
+    overview_rows,
     overview_sql,
     properties,
     rows_differ,
@@ -215,7 +216,8 @@ def test_the_overview_lists_every_task_with_links_to_its_pages():
         "[Capital District Override](#!/macro/macro.shop.rule__capital_override) |",
         "| [t_0002](#!/model/model.shop.t_0002) | ranking of Average Order Value | [Average Order Value]"
         "(#!/model/model.shop.avg_order_value) | — |"]
-    assert overview_sql(overview_rows([point_query(), ranking()], SHOP)) == (FIXTURES / "gold_overview.sql").read_text(encoding="utf-8")
+    assert overview_sql(overview_rows([point_query(), ranking()], SHOP)) == \
+        (FIXTURES / "gold_overview.sql").read_text(encoding="utf-8")
 
 
 def test_the_overview_is_one_row_per_task_and_refs_each_metric_only_while_dbt_parses():

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dptool.answers import compare
+from dptool.bundle import fingerprint
 from dptool.evaluate.reference import reference_records
 from dptool.evaluate.score import load_tasks
 from tests.conftest import run_cli
@@ -63,9 +64,11 @@ def test_the_answer_command_writes_the_reference_answers(scored, small_bundle, t
         assert proc.returncode == 0, proc.stderr
         full = {r["task_id"]: r for r in map(json.loads, scored[agent][0].read_text(encoding="utf-8").splitlines())}
         written = [json.loads(line) for line in (tmp_path / f"{agent}.jsonl").read_text(encoding="utf-8").splitlines()]
-        assert written == ([full[t["task_id"]] for t in load_tasks(small_bundle)] if agent == "gold-sql" else [])
-    assert proc.stdout == f"empty: 0 answers, 0 empty -> {tmp_path / 'empty.jsonl'}\n"
+        fp = fingerprint(small_bundle)
+        assert written == ([{**full[t["task_id"]], "bundle": fp} for t in load_tasks(small_bundle)]
+                           if agent == "gold-sql" else [])
     n = len(load_tasks(small_bundle))
+    assert proc.stdout == f"empty: 0 answers, 0 empty, of {n} tasks -> {tmp_path / 'empty.jsonl'}\n"
     scored_small = run_cli("score", str(small_bundle), str(tmp_path / "gold-sql.jsonl"), "--out", str(tmp_path / "s"))
     assert scored_small.stdout.startswith(f"accuracy 100.0 %: {n} of {n} tasks correct")
 
@@ -73,8 +76,11 @@ def test_the_answer_command_writes_the_reference_answers(scored, small_bundle, t
 def test_gold_sql_scores_100_percent(scored, bundle):
     _, report, stdout = scored["gold-sql"]
     n = len(load_tasks(bundle))
-    assert report["overall"] == {"n": n, "correct": n, "accuracy": 1.0, "answered": n}
-    assert stdout.startswith(f"accuracy 100.0 %: {n} of {n} tasks correct ({n} answered), scored against gold\n")
+    assert report["overall"] == {"n": n, "correct": n, "accuracy": 1.0, "answered": n, "coverage": 1.0,
+                                 "accuracy_answered": 1.0}
+    assert stdout.startswith(f"accuracy 100.0 %: {n} of {n} tasks correct, a task without an answer counting as "
+                             f"wrong; scored against gold\ncoverage {n} of {n} tasks answered (100.0 %); accuracy "
+                             f"over the answered 100.0 % ({n} of {n})\n")
 
 
 def test_base_sql_scores_0_percent_on_rule_tasks(scored):

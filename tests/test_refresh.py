@@ -14,8 +14,10 @@ def _task(task_id, gold, state="SP", rules=("r",), metric="m", scope="all"):
 
 def test_tasks_are_matched_by_what_they_ask_not_by_id():
     # an old bundle's positional ids: the same question under another id is matched, and reported under both
-    old = [_task("t_0001", {"value": 1.0}), _task("t_0002", {"value": 2.0}, "RJ"), _task("t_0003", {"value": 3.0}, "MG")]
-    new = [_task("pq_aaaa", {"value": 1.5}), _task("pq_bbbb", {"value": 2.0}, "RJ"), _task("pq_cccc", {"value": 4}, "BA")]
+    old = [_task("t_0001", {"value": 1.0}), _task("t_0002", {"value": 2.0}, "RJ"),
+           _task("t_0003", {"value": 3.0}, "MG")]
+    new = [_task("pq_aaaa", {"value": 1.5}), _task("pq_bbbb", {"value": 2.0}, "RJ"),
+           _task("pq_cccc", {"value": 4}, "BA")]
     d = diff(old, new, metrics={"m"}, rules={"r"}, made={}, reasons={})
     assert d["unchanged"] == [{"old_id": "t_0002", "new_id": "pq_bbbb"}]
     assert [(r["old_id"], r["new_id"], r["old_gold"], r["new_gold"]) for r in d["changed"]] == [
