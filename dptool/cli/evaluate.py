@@ -45,7 +45,7 @@ def warn_stale_nodes(bundle: str, tasks: list[dict]) -> None:
 
 @click.command("score")
 @BUNDLE
-@click.argument("answers", type=click.Path(exists=True))
+@click.argument("answers", type=click.Path())
 @click.option("--out", default="score", show_default=True, type=click.Path(file_okay=False),
               help="Folder for score.json, score.md and report.html.")
 @click.option("--against", type=click.Choice(AGAINST), default="gold", show_default=True,
