@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import duckdb
 import pytest
 
 from dptool.answers import allowed_error
+from dptool.evaluate.score import load_tasks
+from dptool.generate.bundles import listed as listed_bundles
 from dptool.generate.enrich import answer
 from dptool.generate.instantiate import Candidate
 from dptool.generate.sample import Skeleton
@@ -23,8 +26,8 @@ def tasks(demo_bundle) -> list[dict]:
 
 def test_bundle_layout(demo_bundle, demo_catalog):
     out, _ = demo_bundle
-    assert sorted(p.name for p in out.iterdir()) == [".dptool", "card.md", "graph.json", "kb", "tasks.jsonl",
-                                                    "warehouse.duckdb"]
+    assert sorted(p.name for p in out.iterdir()) == [".dptool", "bundle.json", "card.md", "graph.json", "kb",
+                                                    "tasks.jsonl", "warehouse.duckdb"]
     assert (out / "kb" / "metrics.md").is_file()
     assert sorted(p.stem for p in (out / "kb" / "rules").glob("*.md")) == sorted(demo_catalog.rules)
     assert not list(out.parent.glob(".bundle.tmp-*")), "the temp folder of the atomic write is left behind"
@@ -183,9 +186,16 @@ def test_summary_says_where_the_bundle_is_and_how_to_open_docs(demo_bundle):
     assert "point_query" in proc.stdout
 
 
-def test_gold_model_files_match_the_bundle(demo_project, tasks):
+def test_gold_model_files_match_the_bundles(demo_project, demo_bundle, tasks):
+    # the folder holds a model per task of this bundle, and of every other bundle generated from the project
     folder = demo_project.project_dir / "models" / "dptool_gold"
-    assert sorted(p.stem for p in folder.glob("t_*.sql")) == sorted(t["task_id"] for t in tasks if t["gold_sql"])
+    models = {p.stem for p in folder.glob("*.sql")} - {"dptool_tasks"}
+    assert {t["task_id"] for t in tasks if t["gold_sql"]} <= models
+    listed = listed_bundles(folder)
+    assert str(demo_bundle[0]) in listed
+    served = {t["task_id"] for b in listed if (Path(b) / "tasks.jsonl").is_file() for t in load_tasks(b)
+              if t["gold_sql"]}
+    assert models <= served
 
 
 def test_no_two_tasks_ask_the_same_question(tasks):
