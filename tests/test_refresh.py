@@ -29,7 +29,8 @@ def test_tasks_are_matched_by_what_they_ask_not_by_id():
 
 def test_a_dropped_task_says_why():
     ids = Ids()
-    old = [_task("a", {"value": 1}, "SP", metric="gone"), _task("b", {"value": 1}, "RJ", rules=("r", "x")),
+    old = [_task("a", {"value": 1}, "SP", metric="gone"),
+           _task("b", {"value": 1}, "RJ", rules=("r", "x"), scope="subset"),
            _task("c", {"value": 1}, "MG"), _task("d", {"value": 1}, "BA"), _task("e", {"value": 1}, "DF"),
            _task("f", {"value": 1}, "PR")]
     made = {canonical(task_key(t)): ids(task_key(t)) for t in old[2:5]}  # the run made candidates for c, d, e
@@ -41,6 +42,9 @@ def test_a_dropped_task_says_why():
         ("a", "metric gone"), ("b", "rule gone"), ("c", "rules change nothing"), ("d", "no data"),
         ("e", "rejected by validation"), ("f", "not sampled")]
     assert d["dropped"][1]["reason"] == "the project no longer declares rule x"
+    # a question that applies every governing rule names none: a rule gone is no reason to drop it
+    assert diff([_task("g", {"value": 1}, rules=("x",))], [], metrics={"m"}, rules=set(), made={},
+                reasons={})["dropped"][0]["why"] == "not sampled"
     assert d["dropped_by_why"] == {"metric gone": 1, "no data": 1, "not sampled": 1, "rejected by validation": 1,
                                    "rule gone": 1, "rules change nothing": 1}
 

@@ -30,7 +30,7 @@ from dptool.generate.phrase import phrase
 from dptool.generate.probe import probe
 from dptool.generate.profile import profile_dimensions
 from dptool.generate.proofs import read_proofs
-from dptool.generate.refresh import diff, markdown, read_tasks, settings_line
+from dptool.generate.refresh import diff, markdown, read_tasks, reasked, settings_line
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
 from dptool.generate.validate import duplicate_questions, identifiers, issues, validate
 from dptool.outdir import BUNDLE, check_replaceable
@@ -232,6 +232,10 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
     ids = Ids()  # every id of the run: the same question gets the same id, two questions never one
     with stage("instantiate", f"{len(skeletons)} skeletons"):
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids)
+        unaskable: dict[str, str] = {}
+        if old_tasks is not None:  # every question of the old bundle the project can still ask is asked again
+            again, unaskable = reasked(old_tasks, catalog, profiles, ids)
+            candidates += again
     with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
         done = _round(project, candidates, catalog, connection, dialect, progress, reviewer)
         tried = list(candidates)
@@ -298,7 +302,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                     llm=llm_card, drops=done.drops, min_per_type=min_per_type, proofs=proofs)
         if old_tasks is not None:
             changes = diff(old_tasks, tasks, metrics=catalog.metrics, rules=catalog.rules, made=ids.by_key,
-                           reasons=done.reasons)
+                           reasons=done.reasons, unaskable=unaskable)
             changes["made_with"] = {"old": (read_record(refresh) or {}).get("made_with"), "new": made_with}
             extra.update({"refresh.json": json.dumps(changes, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
                           "refresh.md": markdown(changes, str(refresh), settings_line(changes["made_with"]))})

@@ -9,15 +9,18 @@ is matched too, and its old id is reported beside the new one.
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 from dptool.errors import DptoolError
-from dptool.generate.ids import canonical, task_key
+from dptool.generate.ids import Ids, candidate_key, canonical, task_key
+from dptool.generate.instantiate import Candidate, Window
+from dptool.generate.sample import Skeleton
 
 # why a task of the old bundle is not in the new one, most telling first
-METRIC_GONE, RULE_GONE, NO_EFFECT, NO_DATA, SQL_ERROR, REJECTED, DUPLICATE, NOT_SAMPLED = (
-    "metric gone", "rule gone", "rules change nothing", "no data", "SQL error", "rejected by validation",
-    "same question as another task", "not sampled")
+METRIC_GONE, RULE_GONE, UNASKABLE, NO_EFFECT, NO_DATA, SQL_ERROR, REJECTED, DUPLICATE, NOT_SAMPLED = (
+    "metric gone", "rule gone", "cannot be asked", "rules change nothing", "no data", "SQL error",
+    "rejected by validation", "same question as another task", "not sampled")
 
 
 def read_tasks(bundle: str | Path) -> list[dict]:
@@ -30,20 +33,106 @@ def read_tasks(bundle: str | Path) -> list[dict]:
         raise DptoolError(f"{path}: line {exc.lineno} is not JSON") from None
 
 
-def why_dropped(task: dict, metrics, rules, made: dict[str, str], reasons: dict[str, str]) -> tuple[str, str]:
+def reasked(old: list[dict], catalog, profiles: dict, ids: Ids) -> tuple[list[Candidate], dict[str, str]]:
+    """The old bundle's SQL questions asked again, as candidates, where the project can still ask them: same
+    metric, dimension, slice, window and rule scope; the gold computed anew. Questions this run already asks are
+    left out. Also, for each old question that cannot be asked (canonical key), why not.
+
+    A question that applied every governing rule applies every rule that governs its metric now; one that named
+    rules, or withdrew one, needs them to govern it still.
+    """
+    candidates, unaskable = [], {}
+    for task in old:
+        if task["analysis_type"] == "knowledge_retrieval" or not task.get("spec"):
+            continue
+        key = canonical(task_key(task))
+        try:
+            c = _candidate(task, catalog, profiles)
+        except _Unaskable as exc:
+            unaskable[key] = str(exc)
+            continue
+        if c is None or ids.taken(candidate_key(c, task["domain"])):
+            continue
+        c.task_id = ids(candidate_key(c, task["domain"]))
+        candidates.append(c)
+    return candidates, unaskable
+
+
+def named_rules(task: dict) -> list[str]:
+    """The rules a SQL task's question names: those it applies alone, or the one it withdraws. A question that
+    applies every governing rule names none: it is asked again under the rules that govern its metric now."""
+    if task.get("withdrawn_rule"):
+        return [task["withdrawn_rule"]]
+    if task.get("rule_scope") == "subset":
+        return list(task.get("rules_in_force") or task["rule_ids"])
+    if task.get("rule_scope") in ("all", "none"):
+        return []
+    return list(task["rule_ids"])  # a knowledge task's rule, or a task written before rule scopes
+
+
+class _Unaskable(Exception):
+    pass
+
+
+def _candidate(task: dict, catalog, profiles: dict) -> Candidate | None:
+    metric_id = task["metric_ids"][0]
+    if metric_id not in catalog.metrics or any(r not in catalog.rules for r in named_rules(task)):
+        return None  # why_dropped says which is gone
+    metric = catalog.metrics[metric_id]
+    governing = tuple(r.id for r in catalog.governing_rules(metric_id))
+    spec, scope, withdrawn = task["spec"], task.get("rule_scope"), task.get("withdrawn_rule")
+    base_rules: tuple[str, ...] = ()
+    if withdrawn:
+        if withdrawn not in governing:
+            raise _Unaskable(f"the rule {withdrawn} it withdraws no longer governs {metric_id}")
+        rules, gold, base_rules = tuple(r for r in task["rule_ids"] if r in governing), \
+            tuple(r for r in governing if r != withdrawn), governing
+    elif scope == "all":
+        rules = gold = governing
+    elif scope == "none":
+        rules = gold = ()
+    else:
+        rules = gold = tuple(task.get("rules_in_force") or task["rule_ids"])
+        stray = [r for r in rules if r not in governing]
+        if stray:
+            raise _Unaskable(f"the rule {stray[0]} it names no longer governs {metric_id}")
+        if set(rules) == set(governing):
+            raise _Unaskable(f"the rules it names are now every rule that governs {metric_id}: the question "
+                             "would read differently")
+    dims = {d.column: d for d in catalog.dimensions_of(metric)}
+    if task["dimension"] not in dims:
+        raise _Unaskable(f"{task['dimension']} is no longer a dimension of {metric_id}")
+    dim = dims[task["dimension"]]
+    window = (task.get("slice") or {}).get("window")
+    temporal = catalog.dimensions.get(metric.period)
+    encoding = profiles[temporal.id].encoding if temporal is not None and temporal.id in profiles else "timestamp"
+    return Candidate(Skeleton(metric_id, dim.id, dim.kind, rules, metric.tables), task["analysis_type"],
+                     list(spec.get("where") or []), list(spec.get("group_by") or []), spec["shape"], spec.get("k"),
+                     spec.get("min_rows"), slice=task["slice"],
+                     window=Window(date.fromisoformat(window["start"]), date.fromisoformat(window["end"]),
+                                   window["label"]) if window else None,
+                     gold_rules=gold, base_rules=base_rules, period=spec.get("period"), encoding=encoding,
+                     rule_scope=scope, withdrawn_rule=withdrawn)
+
+
+def why_dropped(task: dict, metrics, rules, made: dict[str, str], reasons: dict[str, str],
+                unaskable: dict[str, str] | None = None) -> tuple[str, str]:
     """(category, detail) of an old task the new bundle does not hold.
 
     `metrics` and `rules` are the ids the project declares now, `made` maps each question the run made a
-    candidate for (canonical key) to its id, `reasons` a dropped candidate's id to why it was dropped.
+    candidate for (canonical key) to its id, `reasons` a dropped candidate's id to why it was dropped, and
+    `unaskable` an old question the project can no longer ask (canonical key) to why not.
     """
     gone = [m for m in task["metric_ids"] if m not in metrics]
     if gone:
         return METRIC_GONE, f"the project no longer declares metric {', '.join(gone)}"
-    gone = [r for r in dict.fromkeys([*task["rule_ids"], *([task["withdrawn_rule"]] if task.get("withdrawn_rule")
-                                                              else [])]) if r not in rules]
+    gone = [r for r in named_rules(task) if r not in rules]
     if gone:
         return RULE_GONE, f"the project no longer declares rule {', '.join(gone)}"
-    new_id = made.get(canonical(task_key(task)))
+    key = canonical(task_key(task))
+    if key in (unaskable or {}):
+        return UNASKABLE, unaskable[key]
+    new_id = made.get(key)
     reason = reasons.get(new_id) if new_id else None
     if reason is None:
         return NOT_SAMPLED, "not among the skeletons sampled this run (the sample is drawn from the graph anew)"
@@ -58,7 +147,8 @@ def why_dropped(task: dict, metrics, rules, made: dict[str, str], reasons: dict[
     return REJECTED, reason
 
 
-def diff(old: list[dict], new: list[dict], *, metrics, rules, made: dict[str, str], reasons: dict[str, str]) -> dict:
+def diff(old: list[dict], new: list[dict], *, metrics, rules, made: dict[str, str], reasons: dict[str, str],
+         unaskable: dict[str, str] | None = None) -> dict:
     """Every old task as unchanged, changed (same question, new gold) or dropped with its reason; new tasks
     no old one asked as added. Lists are sorted by id."""
     new_by_key = {canonical(task_key(t)): t for t in new}
@@ -67,7 +157,7 @@ def diff(old: list[dict], new: list[dict], *, metrics, rules, made: dict[str, st
         k = canonical(task_key(o))
         n = new_by_key.get(k)
         if n is None:
-            why, reason = why_dropped(o, metrics, rules, made, reasons)
+            why, reason = why_dropped(o, metrics, rules, made, reasons, unaskable)
             dropped.append({"old_id": o["task_id"], "question": o["question"], "why": why, "reason": reason})
             continue
         matched.add(k)
