@@ -1,5 +1,6 @@
 """Generate builds no table: after it, the user's `dbt build --select tag:dptool_gold` materializes every gold model,
-passes every rule test, and gives exactly the rows generate read, row for row, task by task."""
+passes every rule test, and gives exactly the rows generate read, row for row, task by task — for every bundle
+generated from the project, not only the last one."""
 
 from __future__ import annotations
 
@@ -23,11 +24,15 @@ def generated(demo_project, tmp_path_factory):
     # a small benchmark: every gold model it keeps is compared row for row, and dbt build runs each of them
     result = generate(dest, dest.parent / "bundle", echo=lambda _: None, progress=False, target_tasks=40,
                       min_per_type=2)
-    return project, result
+    # a second, smaller bundle into another folder: the first bundle's dbt_nodes must still compute its golds
+    # (issue 24: the second run once rewrote models/dptool_gold/, and t_0200 then named another computation)
+    second = generate(dest, dest.parent / "second", echo=lambda _: None, progress=False, target_tasks=15,
+                      min_per_type=1)
+    return project, result, second
 
 
 def test_generate_builds_nothing(generated):
-    project, result = generated
+    project, result, _ = generated
     with Warehouse.of(project.connection()) as wh:
         _, rows = wh.query("select table_name from information_schema.tables where table_schema like '%dptool_gold%'")
     assert rows == []
@@ -35,18 +40,23 @@ def test_generate_builds_nothing(generated):
 
 
 def test_dbt_build_passes_every_rule_test_and_gives_the_rows_generate_read(generated):
-    project, result = generated
+    project, result, second = generated
+    assert set(result.rows) - set(second.rows)  # tasks the second bundle does not ask keep their gold models
+    assert set(second.rows) & set(result.rows)  # and the questions both ask share theirs
     results = project.run("build", "--selector", "dptool_gold")  # what the README tells a user to run
     assert [(r.unique_id, r.message) for r in results if r.status not in ("success", "pass")] == []
     tested = {r.attached_node.rsplit(".", 1)[-1] for r in results if r.resource_type == "test"}
-    assert tested == {t["task_id"] for t in result.tasks if t["rule_ids"] and t["gold_sql"]}
+    assert tested == {t["task_id"] for t in result.tasks + second.tasks if t["rule_ids"] and t["gold_sql"]}
     models = {r.name: r.relation_name for r in results if r.resource_type == "model"}
-    assert set(models) == set(result.rows) | {"dptool_tasks"}
+    assert set(models) == set(result.rows) | set(second.rows) | {"dptool_tasks"}
     with Warehouse.of(project.connection()) as wh:
-        for task_id, (columns, rows) in sorted(result.rows.items()):
-            built_columns, built_rows = wh.query(f"select * from {models[task_id]}")
-            assert built_columns == columns, task_id
-            assert _multiset(built_rows) == _multiset(rows), task_id
+        for bundle in (result, second):
+            for task_id, (columns, rows) in sorted(bundle.rows.items()):
+                assert {t["dbt_node"] for t in bundle.tasks if t["task_id"] == task_id} == \
+                    {f"model.dptool_demo.{task_id}"}
+                built_columns, built_rows = wh.query(f"select * from {models[task_id]}")
+                assert built_columns == columns, task_id
+                assert _multiset(built_rows) == _multiset(rows), task_id
 
 
 def _multiset(rows: list[tuple]) -> list:

@@ -15,13 +15,15 @@ ALLOWED = {
     "sql": {"errors"},
     "outdir": {"errors", "__init__"},
     "answers": {"errors"},
+    "bundle": {"errors"},
     "project": {"errors", "sql", "__init__"},
     "llm": {"errors"},
     "demo": {"errors"},
-    "generate": {"project", "llm", "answers", "sql", "outdir", "errors", "__init__"},
+    "generate": {"project", "llm", "answers", "bundle", "sql", "outdir", "errors", "__init__"},
     "dp": {"project", "llm", "sql", "outdir", "errors"},
-    "evaluate": {"answers", "llm", "generate", "project", "sql", "errors"},
-    "cli": {"project", "generate", "evaluate", "llm", "dp", "demo", "sql", "outdir", "answers", "errors", "__init__"},
+    "evaluate": {"answers", "bundle", "llm", "generate", "project", "sql", "errors"},
+    "cli": {"project", "generate", "evaluate", "llm", "dp", "demo", "sql", "outdir", "answers", "bundle", "errors",
+            "__init__"},
 }
 
 

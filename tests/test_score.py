@@ -268,7 +268,8 @@ def test_score_counts_missing_answers_as_wrong_and_groups_by_type_tier_rule_type
         {**RANKING, "task_id": "c", "rule_types": ["override", "exclusionary"]},
     ]
     report = score(tasks, Answers({"a": 1.0, "b": 3.0, "zz": 1}, []))
-    assert report["overall"] == {"n": 3, "correct": 2, "accuracy": 0.6667, "answered": 2}
+    assert report["overall"] == {"n": 3, "correct": 2, "accuracy": 0.6667, "answered": 2, "coverage": 0.6667,
+                                 "accuracy_answered": 1.0}
     assert report["by_analysis_type"] == {"ranking": {"n": 1, "correct": 0, "accuracy": 0.0},
                                           "value": {"n": 2, "correct": 2, "accuracy": 1.0}}
     assert list(report["by_tier"]) == ["knowledge+analytics", "knowledge+analytics+rule"]

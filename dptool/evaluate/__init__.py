@@ -5,6 +5,7 @@ sandbox (the read-only, time- and memory-limited SQL tool) · sql_worker (the pr
 kb (BM25 over the bundle's kb/) · agent (the tool-calling loop over an LLM) · reference (gold-sql, base-sql and
 empty agents) · report (score.md, report.html).
 
-May import: dptool.answers, dptool.llm (the client), dptool.generate (reference agents derive answers from rows
-with the code that derived the gold), dptool.project, dptool.errors. Nothing in generate imports it.
+May import: dptool.answers, dptool.bundle (fingerprints), dptool.llm (the client), dptool.generate (reference
+agents derive answers from rows with the code that derived the gold), dptool.project, dptool.errors. Nothing in
+generate imports it.
 """

@@ -13,6 +13,7 @@
 11. export       export (the bundle, atomically), refresh (what changed since an earlier bundle)
 Beside the pipeline: ablate (`dptool ablate pairing`), link (`dptool link`: LLM-proposed rule links, verified).
 
-May import: dptool.project, dptool.llm (the client), dptool.answers, dptool.sql, dptool.outdir, dptool.errors.
+May import: dptool.project, dptool.llm (the client), dptool.answers, dptool.bundle, dptool.sql, dptool.outdir,
+dptool.errors.
 Not evaluate, dp or cli: data flows project -> generate -> bundle -> evaluate.
 """

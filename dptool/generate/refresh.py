@@ -51,6 +51,9 @@ def reasked(old: list[dict], catalog, profiles: dict, ids: Ids) -> tuple[list[Ca
         except _Unaskable as exc:
             unaskable[key] = str(exc)
             continue
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a spec or slice edited by hand
+            unaskable[key] = f"its recorded spec or slice is incomplete ({type(exc).__name__}: {exc})"
+            continue
         if c is None or ids.taken(candidate_key(c, task["domain"])):
             continue
         c.task_id = ids(candidate_key(c, task["domain"]))
