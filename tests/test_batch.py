@@ -62,6 +62,22 @@ def test_each_text_is_what_dbt_writes_for_it_alone(demo_project, monkeypatch):
     assert not (demo_project.project_dir / BATCH_DIR).exists()
 
 
+def test_a_text_gets_the_order_it_has_alone_whatever_shares_its_batch(demo_project):
+    # a component's task first: the batch injects active_sellers' models before gmv's, while the composite alone
+    # reads gmv first (issue 24: the order of a gold_sql's CTEs once followed the batch, so the same task compiled
+    # to another text when other tasks joined the run)
+    texts = {
+        "a": HEADER + "{{ dptool.gold(metric=\"active_sellers\", rules=[], shape=\"value\") }}\n",
+        "b": HEADER + "{{ dptool.gold(metric=\"gmv_per_active_seller\", rules={\"gmv_per_active_seller\": [], "
+                      "\"gmv\": [], \"active_sellers\": []}, shape=\"value\") }}\n",
+    }
+    together, alone = compile_texts(demo_project, texts), compile_alone(demo_project, texts)
+    for name in texts:
+        assert together[name].sql.strip() == alone[name].strip(), name
+    by_itself = compile_texts(demo_project, {"b": texts["b"]})
+    assert by_itself["b"].sql == together["b"].sql
+
+
 def test_a_text_that_fails_gets_the_error_and_the_others_compile(demo_project, monkeypatch):
     # dbt stops at the failing batch: the batches done before it are read back, the others compiled again
     monkeypatch.setattr(batch, "BATCH_SIZE", 2)

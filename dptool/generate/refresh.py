@@ -169,7 +169,8 @@ def diff(old: list[dict], new: list[dict], *, metrics, rules, made: dict[str, st
             unchanged.append(ids)
             continue
         entry = {**ids, "question": n["question"], "old_gold": o["gold"], "new_gold": n["gold"],
-                 "old_rules": o["rule_ids"], "new_rules": n["rule_ids"]}
+                 "old_rules": o.get("rules_in_force", o["rule_ids"]),
+                 "new_rules": n.get("rules_in_force", n["rule_ids"])}
         if n["question"] != o["question"]:
             entry["old_question"] = o["question"]
         changed.append(entry)

@@ -210,17 +210,31 @@ def _injected(section: str) -> list[tuple[str, str]] | str:
 
 
 def _needed(sql: str, ctes: list[tuple[str, str]] | str) -> tuple[tuple[str, str], ...] | str:
-    """The injected CTEs `sql` reads, and those they read, in dbt's order (all of them when not in dbt's form)."""
+    """The injected CTEs `sql` reads, and those they read, in the order dbt injects them for `sql` alone (all of
+    them when not in dbt's form).
+
+    dbt prepends a model's ephemeral models in the order it refs them, each one's own ephemeral models first
+    (compilation's _recursively_prepend_ctes). A batch's order is that of all its texts, so it is not taken:
+    the order is rebuilt from where each name first appears in `sql` and in the bodies, as dbt would for `sql`
+    alone, whatever else shares its batch.
+    """
     if isinstance(ctes, str):
         return ctes
     bodies = dict(ctes)
-    needed, todo = set(), re.findall(CTE_PREFIX + r"\w+", sql)
-    while todo:
-        name = todo.pop()
-        if name in bodies and name not in needed:
-            needed.add(name)
-            todo += re.findall(CTE_PREFIX + r"\w+", bodies[name])
-    return tuple((n, body) for n, body in ctes if n in needed)
+    order: list[str] = []
+    seen: set[str] = set()  # before its dependencies are done: a cycle cannot recurse forever
+
+    def visit(name: str) -> None:
+        if name in seen or name not in bodies:
+            return
+        seen.add(name)
+        for dependency in dict.fromkeys(re.findall(CTE_PREFIX + r"\w+", bodies[name])):
+            visit(dependency)
+        order.append(name)
+
+    for name in dict.fromkeys(re.findall(CTE_PREFIX + r"\w+", sql)):
+        visit(name)
+    return tuple((n, bodies[n]) for n in order)
 
 
 def _inject(sql: str, ctes: tuple[tuple[str, str], ...] | str) -> str:
