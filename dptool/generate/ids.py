@@ -95,6 +95,12 @@ class Ids:
         self.keys[task_id] = text
         return task_id
 
+    def forget(self, task_id: str) -> None:
+        """Give an id back: its candidate was made but not asked."""
+        text = self.keys.pop(task_id, None)
+        if text is not None:
+            del self.by_key[text]
+
     def taken(self, key: dict) -> bool:
         """Has this very question been given an id already (a second candidate asking it)?"""
         return canonical(key) in self.by_key

@@ -150,6 +150,19 @@ class Round:
     drops: list[tuple[str, str]] = field(default_factory=list)  # (reason, what the candidate was), for the card
     sql_errors: list[tuple] = field(default_factory=list)  # (candidate, message) of each whose SQL failed
 
+    def add(self, more: Round) -> None:
+        """Take in what a later round kept and dropped."""
+        self.tasks += more.tasks
+        self.candidates += more.candidates
+        self.gold_rows.update(more.gold_rows)
+        self.gold_queries.update(more.gold_queries)
+        self.rows.update(more.rows)
+        self.dropped.update(more.dropped)
+        self.rejected.update(more.rejected)
+        self.reasons.update(more.reasons)
+        self.drops += more.drops
+        self.sql_errors += more.sql_errors
+
 
 def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target_tasks: int = 60,
              min_per_type: int = 10, profiles_dir: str | None = None, dbt_target: str | None = None,
@@ -232,10 +245,6 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
     ids = Ids()  # every id of the run: the same question gets the same id, two questions never one
     with stage("instantiate", f"{len(skeletons)} skeletons"):
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids)
-        unaskable: dict[str, str] = {}
-        if old_tasks is not None:  # every question of the old bundle the project can still ask is asked again
-            again, unaskable = reasked(old_tasks, catalog, profiles, ids)
-            candidates += again
     with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
         done = _round(project, candidates, catalog, connection, dialect, progress, reviewer)
         tried = list(candidates)
@@ -250,17 +259,15 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                 break
             used |= {(c.skeleton.id, c.analysis_type) for c in extra}
             tried += extra
-            more = _round(project, extra, catalog, connection, dialect, progress, reviewer)
-            done.tasks += more.tasks
-            done.candidates += more.candidates
-            done.gold_rows.update(more.gold_rows)
-            done.gold_queries.update(more.gold_queries)
-            done.rows.update(more.rows)
-            done.dropped.update(more.dropped)
-            done.rejected.update(more.rejected)
-            done.reasons.update(more.reasons)
-            done.drops += more.drops
-            done.sql_errors += more.sql_errors
+            done.add(_round(project, extra, catalog, connection, dialect, progress, reviewer))
+        unaskable: dict[str, str] = {}
+        if old_tasks is not None:
+            # every question of the old bundle that this run did not ask, and the project still can, is asked
+            # again: after the fresh sample, so that a refresh is the bundle a fresh run writes plus those
+            again, unaskable = reasked(old_tasks, catalog, profiles, ids)
+            if again:
+                tried += again
+                done.add(_round(project, again, catalog, connection, dialect, progress, reviewer))
         _drop_duplicates(done)
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
@@ -451,7 +458,10 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
         made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,), probes=probes, ids=ids)
         # three per task missing, and three more: candidates still fail the rule test or have no scorable answer,
         # and where one task is missing its few candidates are often all dropped (a top-k a rule leaves as it is)
-        extra += made[: (3 * missing + 3) * widen]
+        keep = (3 * missing + 3) * widen
+        extra += made[:keep]
+        for c in made[keep:]:  # not asked this round: a refresh may still ask it
+            ids.forget(c.task_id)
         # a skeleton that gave no candidate (e.g. too few groups qualify for a ranking) gives none next round
         # either: the next round tries the options after it
         used.update((s.id, kind) for s in tried)
