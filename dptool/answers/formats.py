@@ -19,7 +19,18 @@ from dptool.answers.hedges import (
 )
 from dptool.answers.numbers import check_number, numbers_in, to_number
 from dptool.answers.parse import Text
-from dptool.answers.verdict import CONTRADICTED, HEDGED, MALFORMED, ROWS, VERDICT, Wrong, field_name, fold, short
+from dptool.answers.verdict import (
+    CONTRADICTED,
+    HEDGED,
+    MALFORMED,
+    ROWS,
+    VERDICT,
+    Wrong,
+    field_name,
+    fold,
+    short,
+)
+from dptool.answers.verdict import fmt as number_text
 
 P_VALUE_TOLERANCE = 0.01
 # a group the data calls NULL may only be written as a word inside JSON ({"NULL": 1.2} has a string key)
@@ -318,14 +329,15 @@ def _agrees(p: Any, significant: bool, alpha: float) -> None:
     if number is None:
         return
     text = _P_NAME.sub("", p) if isinstance(p, str) else ""
-    if text[:1] in "<≤":
+    if text.startswith(("<", "≤")):
         follows = True if number <= alpha else None
-    elif text[:1] in ">≥":
+    elif text.startswith((">", "≥")):
         follows = False if number >= alpha else None
     else:
         follows = number < alpha
     if follows is not None and follows != significant:
-        raise Wrong(f"contradictory answer: p_value {short(p)} at alpha {alpha:g} means "
+        given = p if isinstance(p, str) else number_text(number)
+        raise Wrong(f"contradictory answer: p_value {given} at alpha {alpha:g} means "
                     f"significant {json.dumps(follows)}, the answer says {json.dumps(significant)}", CONTRADICTED)
 
 

@@ -64,8 +64,9 @@ def number_spans(text: str, limit: int | None = None) -> list[Span]:
         value = float(digits + exp)
         start = m.start()
         if m.group("sign"):
-            if _is_sign(text, m.start(), bool(m.group("gap"))):
-                value = value if m.group("sign") == "+" else -value
+            sign = m.group("sign")[0]  # the group holds the space after the sign too
+            if _is_sign(text, m.start(), bool(m.group("gap")), sign):
+                value = value if sign == "+" else -value
             else:
                 start = m.start("digits")
         elif _accounting(text, start, m.end()):
@@ -80,13 +81,14 @@ _ASCII_MINUS = str.maketrans({c: "-" for c in MINUS})
 _LOOK = 24  # characters looked at around a number: a bounded window keeps a 1 MB text linear
 
 
-def _is_sign(text: str, at: int, spaced: bool) -> bool:
+def _is_sign(text: str, at: int, spaced: bool, sign: str) -> bool:
     before = text[max(0, at - _LOOK):at].rstrip(" \t")
     if at and text[at - 1] not in _BEFORE_SIGN:
         return False  # glued to a word or a number: "top-10", "1993-2018"
     if before and (before[-1].isdigit() or before[-1] in ")]}%"):
         return False  # after a number: a range or a difference, "1993 - 2018"
-    return not spaced or not before or before[-1] in _BEFORE_SPACED_SIGN
+    # a dash then a space after a word is punctuation ("the answer – 13.46"); U+2212 is a minus wherever it stands
+    return not spaced or not before or before[-1] in _BEFORE_SPACED_SIGN or sign in "\u2212\u2796"
 
 
 def _accounting(text: str, start: int, end: int) -> bool:
