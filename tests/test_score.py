@@ -415,13 +415,17 @@ def test_a_pasted_knowledge_base_is_not_a_knowledge_answer():
 
 
 @pytest.mark.parametrize("entry", ONBOARDING, ids=[e["task_id"] for e in ONBOARDING])
-def test_a_focused_knowledge_answer_passes_and_its_hedged_twin_does_not(entry):
+def test_a_focused_knowledge_answer_passes_and_its_hedged_inverted_and_bare_twins_do_not(entry):
     t = fixture_task(entry)
     assert ok(t, entry["gold"]["passage"])
     for answer in entry["correct"]:
         assert ok(t, answer), (answer, compare(t, answer).reason)
     for answer in entry["hedged"]:
         assert compare(t, answer).kind == "hedged answer", answer
+    for answer in entry.get("inverted", []):  # every fact stated, the rule turned around
+        assert compare(t, answer).kind == "contradictory answer", answer
+    for answer in entry.get("bare", []):  # the facts without what they measure
+        assert compare(t, answer).kind == "missing key fact", answer
 
 
 # ---- issue 16: what an answers file may hold --------------------------------------------------------------------

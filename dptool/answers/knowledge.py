@@ -21,6 +21,7 @@ In order, an answer is wrong when it is
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -56,12 +57,12 @@ _GENERIC_KEYS = frozenset(["value", "values", "answer", "answers", "result", "te
 # what stands between a key fact and its alternative: "30 or 45", "30 days (maybe 60", "either 30 or 60",
 # "0.4 × csat (or 0.7", "30 days, if not 60", "30,000 czk or else 25,000", "30 days? 60"
 _FILLER = r"(?:[\s,(:~]+|\b(?:else|maybe|perhaps|possibly|probably|rather|even|was|is|it|be|could|might|may|also)\b)*"
-_OR = re.compile(r"[^\d.;\n]{0,24}?(?:\b(?:or|maybe|perhaps|possibly|probably|alternatively|otherwise|either|"
-                 r"if not)\b|\b(?:could|might|may)\s+(?:also\s+|well\s+|even\s+)?be\b|\?)" + _FILLER)
+_OR = re.compile(r"[^\d.;\n]{0,32}?(?:\b(?:or|maybe|perhaps|possibly|probably|alternatively|otherwise|either|"
+                 r"if not|some say|or so)\b|\b(?:could|might|may)\s+(?:also\s+|well\s+|even\s+)?be\b|\?)" + _FILLER)
 # a range or a slash between them: "30–60 days", "30/60", "1995/1996", "30 days to 60 days"
 _RANGE = re.compile(r"\s*(?:[a-z%]+\s*){0,2}?(?:[/~\u2010-\u2015-]|\b(?:to|through|thru|until|till|and)\b)\s*")
 _APPROXIMATE_BEFORE = re.compile(r"(?:\b(?:about|around|approximately|approx|roughly|circa|ca|nearly|almost)"
-                                 r"\.?|[~≈])\s*$")
+                                 r"\.?|[~≈])(?:\s+(?:the|a|an|first|last|within|over|under|more|less|than))*\s*$")
 _APPROXIMATE_AFTER = re.compile(r"[^\d.;\n]{0,20}?\b(?:or so|ish|(?:or\s+)?(?:maybe|perhaps|possibly|probably)\s+"
                                 r"(?:even\s+)?(?:more|less|fewer|longer|shorter|later|earlier|higher|lower))\b")
 _POLAR_OR = re.compile(r"[^.;\n]{0,16}?(?:\bor\b|/)[^.;\n]{0,12}")
@@ -86,8 +87,12 @@ def _stem(word: str) -> str:
 
 
 def _same_word(a: str, b: str) -> bool:
+    """One word in two forms: "day" and "days", "count" and "counted", "delivery" and "delivered"."""
     short, long = sorted((a, b), key=len)
-    return a == b or (len(short) >= 4 and long.startswith(short))
+    if a == b or (len(short) >= 4 and long.startswith(short)):
+        return True
+    common = len(os.path.commonprefix((a, b)))
+    return common >= max(5, math.ceil(0.75 * len(short)))
 
 
 def _content(word: str) -> bool:
@@ -207,7 +212,7 @@ def _precise(answer: Reading, passage: Reading, gold: dict, fmt_: dict, question
     for c in answer.claims:
         if kind(c) != "key":
             continue
-        before, after = answer.text[max(0, c.start - 16):c.start], answer.text[c.end:c.end + 40]
+        before, after = answer.text[max(0, c.start - 32):c.start], answer.text[c.end:c.end + 40]
         if (_APPROXIMATE_BEFORE.search(before) or _APPROXIMATE_AFTER.match(after)) and \
                 not _approximate_in(passage, c):
             raise Wrong(f"hedged answer: {' '.join((before[-12:] + answer.text[c.start:c.end]).split())!r} "
@@ -222,7 +227,7 @@ def _key_facts(facts: list[str]) -> _Facts:
 
 
 def _approximate_in(passage: Reading, claim: Claim) -> bool:
-    return any(c.means == claim.means and _APPROXIMATE_BEFORE.search(passage.text[max(0, c.start - 16):c.start])
+    return any(c.means == claim.means and _APPROXIMATE_BEFORE.search(passage.text[max(0, c.start - 32):c.start])
                for c in passage.claims)
 
 
@@ -326,11 +331,21 @@ def _meaning(answer: Reading, passage: Reading, facts: list[str], question: Read
 
 
 def _conflict(a: dict[str, set[int]], p: dict[str, set[int]]) -> str | None:
-    """The family in which two signatures say opposite things, None when they agree (or share nothing)."""
-    for family, sides in a.items():
-        if family in p and not sides & p[family]:
-            return family
-    return None
+    """The family in which two signatures say opposite things, None when they agree. Two opposites make one
+    rule again: "60 days or less stay in" says what "more than 60 days are excluded" says."""
+    opposite = [family for family, sides in a.items() if family in p and not sides & p[family]]
+    if "comparator" in opposite and {-x for x in a["comparator"]} != p["comparator"]:
+        return "comparator"  # "exactly 60" against "less than 60": another range, no double negation
+    return opposite[0] if len(opposite) % 2 else None
+
+
+def _judges(mine: dict[str, set[int]], said: list[tuple[int, dict[str, set[int]]]]) -> list:
+    """The passage's statements of a fact that can judge what the answer says of it: those that share a rule-word
+    family or the comparator with it, and of them only those with a comparator when the answer gives one
+    ("18 or over")."""
+    if "comparator" in mine and any("comparator" in s for _, s in said):
+        said = [(j, s) for j, s in said if "comparator" in s]
+    return [(j, s) for j, s in said if set(s) & set(mine)]
 
 
 def _not_inverted(answer: Reading, passage: Reading, facts: list[str]) -> None:
@@ -341,7 +356,7 @@ def _not_inverted(answer: Reading, passage: Reading, facts: list[str]) -> None:
             said = [(i, signature(passage, i)) for i in _mentions(passage, x)]
             for i in _mentions(answer, x):
                 mine = signature(answer, i)
-                judged = [(j, s) for j, s in said if set(s) & set(mine)]
+                judged = _judges(mine, said)
                 if judged and all(_conflict(mine, s) for _, s in judged):
                     j, s = judged[0]
                     raise Wrong(f"contradictory answer: {sentence_of(answer, i)!r} inverts the passage's "
@@ -385,7 +400,7 @@ def knowledge(answer: Any, gold: dict, fmt_: dict, tol: dict, question: str = ""
     limit = max(KNOWLEDGE_MIN_WORDS, KNOWLEDGE_WORDS_PER_PASSAGE_WORD * len(passage_text.split()))
     if words > limit or len(text) > limit * MAX_CHARS_PER_WORD:
         raise Wrong(f"hedged answer: {words:,} words, at most {limit:,} for this passage", HEDGED)
-    said, passage = read(text), read(passage_text)
+    said, passage = read(text, clauses=True), read(passage_text)
     have = _index(said)
     for fact in facts:
         part = _missing(read(fact), have)

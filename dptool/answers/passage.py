@@ -27,8 +27,8 @@ STOPWORDS = frozenset(["a", "an", "the", "of", "to", "in", "on", "at", "by", "fo
                        "it", "its", "than", "then", "which", "who", "whom", "into", "per", "our", "their"])
 _MARKERS = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\d+[.)][ \t]+|\[\d+\]", re.MULTILINE)  # "1. …", "[2]"
 # words, the ends of sentences (not the point of "3.0", blanked before) and the brackets and dashes of an aside
-_TOKEN = re.compile(r"[a-z]+|[.!?;](?=\s|$|\*)|\n|[(),\[\]]|\u2014|(?<=\s)[\u2013-](?=\s)")
-_SENTENCE_END = frozenset(".!?;\n")
+_TOKEN = re.compile(r"[a-z]+|[.!?;:](?=\s|$|\*)|\n|[(),\[\]]|\u2014|(?<=\s)[\u2013-](?=\s)")
+_SENTENCE_END = frozenset(".!?;\n")  # not ":", read by clauses only
 # a comma before one of these starts another clause, which says its own thing: "…, and 1993 was restated"
 _CLAUSE_WORDS = frozenset(["and", "but", "while", "whereas", "although", "though", "so", "yet", "unless", "except"])
 
@@ -36,14 +36,15 @@ _CLAUSE_WORDS = frozenset(["and", "but", "while", "whereas", "although", "though
 _POLAR: dict[str, tuple[str, int]] = {}
 for _family, _plus, _minus in [
     ("include", "include included includes including inclusive count counted counts counting kept keep keeps "
-                "keeping retain retained retains retaining stay stays stayed staying remain remains remained "
-                "remaining",
+                "keeping retain retained retains retaining",
      "exclude excluded excludes excluding exclusive removed remove removes removing drop dropped drops dropping "
      "omit omitted omits omitting ignore ignored ignores ignoring discard discarded discards discarding disregard "
      "disregarded disregarding deleted delete"),
     ("apply", "apply applies applied applying applicable", "exempt exempted inapplicable"),
-    ("eligible", "eligible allowed permitted qualify qualifies qualified compliant accepted",
-     "ineligible forbidden prohibited noncompliant disqualified rejected"),
+    ("eligible", "eligible allowed permitted qualify qualifies qualified compliant accepted valid validated",
+     "ineligible forbidden prohibited noncompliant disqualified rejected invalid"),
+    ("publish", "published publish publishes shown show shows displayed reported report reports appear appears",
+     "suppressed suppress suppresses withheld withhold withholds hidden hide hides"),
     ("use", "use used uses using", "unused"),
     ("satisfied", "satisfied", "unsatisfied dissatisfied"),
     ("override", "override overrides overrode overridden overriding replace replaces replaced replacing supersede "
@@ -60,18 +61,28 @@ def _lexicon(words: str) -> list[str]:
 
 _DIRECTION = {
     **{w: _UP for w in _lexicon("more over above exceeding exceeds exceed exceeded greater higher longer later after "
-                                "beyond since least minimum older")},
-    **{w: _DOWN for w in _lexicon("less fewer under below lower shorter earlier before within until till prior first "
-                                  "maximum")},
+                                "beyond least minimum older")},
+    **{w: _DOWN for w in _lexicon("less fewer under below lower shorter earlier before within prior first maximum "
+                                  "younger")},
     **{w: _EQUAL for w in _lexicon("exactly equal equals")}}
+# what stands before a date that starts or ends a rule: "effective 1 January 2017", "until 1 January 2017"
+_START = {**{w: 1 for w in _lexicon("effective from since starting beginning")},
+          **{w: -1 for w in _lexicon("until till ending expiring")}}
 _NEGATIONS = frozenset(_lexicon("not no never none neither nor without non cannot doesn isn aren don didn wasn weren "
                                 "won hasn haven hadn shouldn mustn"))
 # two words read as one: (first, second) -> what they are
 _PHRASES = {("no", "longer"): "not", ("rather", "than"): "not", ("instead", "of"): "not", ("up", "to"): "within",
-            ("at", "most"): "maximum", ("at", "least"): "least", ("or", "more"): "more", ("or", "less"): "less",
+            ("at", "most"): "maximum", ("as", "of"): "from", ("at", "least"): "least", ("or", "more"): "more",
+            ("or", "less"): "less",
             ("or", "fewer"): "less", ("or", "longer"): "more", ("or", "later"): "more", ("or", "earlier"): "less",
             ("or", "above"): "more", ("or", "below"): "less", ("and", "above"): "more", ("and", "over"): "more",
-            ("and", "below"): "less", ("and", "under"): "less", ("prior", "to"): "before"}
+            ("and", "below"): "less", ("and", "under"): "less", ("prior", "to"): "before",
+            **{("or", w): "more" for w in ("over", "older", "greater", "higher", "after", "beyond")},
+            **{("or", w): "less" for w in ("under", "younger", "lower", "before", "shorter")},
+            # "stays junior" says nothing of the rule, "stays in the average" does
+            **{(verb, "in"): "included" for verb in ("stay", "stays", "stayed", "staying", "remain", "remains",
+                                                     "remained", "remaining")},
+            **{(verb, "out"): "excluded" for verb in ("left", "leave", "leaves", "leaving", "kept", "keep", "keeps")}}
 _AFTER = frozenset(w for (first, _), w in _PHRASES.items() if first in ("or", "and"))  # "30 days or more"
 _SKIPPED = frozenset(["than", "the", "strictly", "of", "a", "an", "that", "is", "are", "to"])
 
@@ -95,6 +106,7 @@ class Token:
     end: int
     sentence: int
     aside: int
+    clause: int  # the sentence, or in an answer read by clauses the part of it after a ":" or ", and"
     claim: Claim | None = None
     polar: tuple[str, int] | None = None  # (family, side) after its negation, for a rule word
     reads: str = ""  # the word as the rule lexicon reads it: "at least" is "least" then ""
@@ -109,9 +121,11 @@ class Reading:
     claims: list[Claim] = field(default_factory=list)
 
 
-def read(text: str) -> Reading:
+def read(text: str, *, clauses: bool = False) -> Reading:
     """The tokens and claims of a text (numbered-list markers and citation marks are no claims, nor are the
-    parts of a date)."""
+    parts of a date). `clauses`: a comma before "and", "but" … ends a sentence too (an answer's "…, and 1993 was
+    restated" says its own thing; a passage's "below 30,000 CZK, and every other posting, is included" does not
+    split: read wide, a passage agrees more often, never less)."""
     folded = _MARKERS.sub(lambda m: " " * len(m.group(0)), fold_text(text))
     spans, rest = date_spans(folded)
     claims = [Claim(a, b, found) for a, b, found in spans]
@@ -124,14 +138,14 @@ def read(text: str) -> Reading:
     claims.sort(key=lambda c: c.start)
     events = sorted([(c.start, c.end, "", c) for c in claims] +
                     [(a, b, w, None) for a, b, w in words if w not in NUMBER_WORDS], key=lambda e: e[0])
-    tokens, sentence, asides, dash, count = [], 0, [], 0, 0
+    tokens, sentence, clause, asides, dash, count = [], 0, 0, [], 0, 0
     for k, (start, end, word, claim) in enumerate(events):
-        if word == ",":
-            if k + 1 < len(events) and events[k + 1][2] in _CLAUSE_WORDS:
-                sentence += 1
+        if word in (",", ":"):
+            if clauses and (word == ":" or (k + 1 < len(events) and events[k + 1][2] in _CLAUSE_WORDS)):
+                clause += 1
             continue
         if word in _SENTENCE_END:
-            sentence, asides, dash = sentence + 1, [], 0
+            sentence, clause, asides, dash = sentence + 1, clause + 1, [], 0
             continue
         if word in ("(", "["):
             count += 1
@@ -144,7 +158,7 @@ def read(text: str) -> Reading:
             count += 1
             dash = 0 if dash else count
             continue
-        tokens.append(Token(word, start, end, sentence, asides[-1] if asides else dash, claim))
+        tokens.append(Token(word, start, end, sentence, asides[-1] if asides else dash, clause, claim))
     _mark_polarity(tokens)
     return Reading(folded, tokens, claims)
 
@@ -207,17 +221,10 @@ def comparator(tokens: list[Token], i: int) -> int | None:
     """The direction the claim at tokens[i] is bounded in: up ("more than 60", "at least 3.0", "60 or more",
     "after 1 July"), down ("below 3.0", "no later than one day", "within the first 30"), equal ("exactly 60"),
     None when no comparator stands next to it."""
-    claim = tokens[i].claim
-    j, steps = i - 1, 0
-    while j >= 0 and steps < 4 and tokens[j].sentence == tokens[i].sentence:
-        t = tokens[j]
-        if (t.claim is not None and t.claim.means == claim.means) or t.word in _SKIPPED or not t.reads:
-            j -= 1
-            continue
-        if t.reads in _DIRECTION:
-            side = _DIRECTION[t.reads]
-            return -side if any(_negation(tokens[k]) for k in range(max(0, j - 2), j)) else side
-        j, steps = j - 1, steps + 1
+    word, j = _before(tokens, i, _DIRECTION)
+    if word is not None:
+        side = _DIRECTION[word]
+        return -side if any(_negation(tokens[k]) for k in range(max(0, j - 2), j)) else side
     for k in range(i + 1, min(len(tokens), i + 5)):  # "30 days or more"
         t = tokens[k]
         if t.sentence != tokens[i].sentence or t.claim is not None:
@@ -227,13 +234,31 @@ def comparator(tokens: list[Token], i: int) -> int | None:
     return None
 
 
+def _before(tokens: list[Token], i: int, words: dict) -> tuple[str | None, int]:
+    """The first of `words` among the four words before the claim at tokens[i] ("than", "the" … skipped)."""
+    claim = tokens[i].claim
+    j, steps = i - 1, 0
+    while j >= 0 and steps < 4 and tokens[j].sentence == tokens[i].sentence:
+        t = tokens[j]
+        if (t.claim is not None and t.claim.means == claim.means) or t.word in _SKIPPED or not t.reads:
+            j -= 1
+            continue
+        if t.reads in words:
+            return t.reads, j
+        j, steps = j - 1, steps + 1
+    return None, -1
+
+
 def signature(reading: Reading, i: int) -> dict[str, set[int]]:
-    """What a text says near the claim at tokens[i]: the sides of each rule-word family in its sentence (only
-    the aside it stands in and the sentence around it, no other aside), and its comparator."""
+    """What a text says near the claim at tokens[i]: the sides of each rule-word family in its sentence (its
+    clause, for an answer read by clauses; only the aside it stands in and the sentence around it, no other
+    aside), and its comparator. A date (or a year) says when: of the families only "apply", and whether it starts
+    the rule ("effective", "since") or ends it ("until")."""
     t = reading.tokens[i]
+    dated = all(not isinstance(x, float) or (x.is_integer() and 1900 <= x <= 2100) for x in t.claim.means)
     out: dict[str, set[int]] = {}
     for u in reading.tokens:
-        if u.sentence != t.sentence or u.polar is None:
+        if u.clause != t.clause or u.polar is None or (dated and u.polar[0] != "apply"):
             continue
         if u.aside and u.aside != t.aside:
             continue  # another aside speaks of something else: "(the opening deposit included)"
@@ -241,6 +266,10 @@ def signature(reading: Reading, i: int) -> dict[str, set[int]]:
     side = comparator(reading.tokens, i)
     if side is not None:
         out["comparator"] = {side}
+    if dated:
+        word, _ = _before(reading.tokens, i, _START)
+        if word is not None:
+            out["start"] = {_START[word]}
     return out
 
 
