@@ -13,6 +13,7 @@ from dptool.answers.hedges import (
     DIRECTIONS,
     VERDICTS,
     nested_claims,
+    no_other_verdict_in_text,
     offers_alternatives,
     one_verdict,
     top_fields,
@@ -220,6 +221,28 @@ def breakdown(answer: Any, gold: list[dict], fmt: dict, tol: dict) -> None:
 
 # ---- verdicts ------------------------------------------------------------------------------------------------
 
+_PASS_FAIL = re.compile(r"\b(pass|fail)(?:es|ed|ing)?\b")
+_DIRECTION_WORDS = frozenset(["increasing", "decreasing", "flat", "rising", "falling", "declining", "growing",
+                              "stable", "upward", "downward"])
+_NOT_SIGNIFICANT = re.compile(r"\b(?:not|non|in)[\s-]?(?:statistically\s+)?significant")
+
+
+def _pass_fail_named(text: str) -> set[str]:
+    return {m.group(1).upper() for m in _PASS_FAIL.finditer(fold(text) or "")}
+
+
+def _directions_named(text: str) -> set[str]:
+    return {DIRECTIONS[w] for w in re.findall(r"[a-z]+", fold(text) or "") if w in _DIRECTION_WORDS}
+
+
+def _significance_named(text: str) -> set[str]:
+    folded = fold(text) or ""
+    named = {"false"} if _NOT_SIGNIFICANT.search(folded) else set()
+    if "significant" in _NOT_SIGNIFICANT.sub(" ", folded):
+        named.add("true")
+    return named
+
+
 
 def _word(x: Any, words: dict[str, str], what: str, expected: str) -> str:
     """A verdict or direction written as a word; two of them in one field are a hedge."""
@@ -243,6 +266,7 @@ def threshold(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
     answer = _require_dict(answer, "threshold")
     one_verdict(answer, ("result", "verdict"), ("value", "threshold"))
     result = _word(_field(answer, "result", "verdict"), VERDICTS, "result", "PASS or FAIL")
+    no_other_verdict_in_text(answer, ("result", "verdict"), result, _pass_fail_named)
     if result != gold["result"]:
         raise Wrong(f"result {result}, the gold is {gold['result']}", VERDICT)
     scale = _percent_scale(fmt)
@@ -257,6 +281,7 @@ def trend(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
     answer = _require_dict(answer, "trend")
     one_verdict(answer, ("direction",), ("total_change_pct", "peak_period"))
     direction = _word(_field(answer, "direction"), DIRECTIONS, "direction", "increasing, decreasing or flat")
+    no_other_verdict_in_text(answer, ("direction",), direction, _directions_named)
     if direction != gold["direction"]:
         raise Wrong(f"direction {direction}, the gold is {gold['direction']}", VERDICT)
     check_number(_field(answer, "total_change_pct"), gold["total_change_pct"], tol, "total_change_pct", "points")
@@ -310,6 +335,7 @@ def significance(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
     answer = _require_dict(answer, "significance")
     one_verdict(answer, ("significant",), ("p_value", "test_name", "group_a", "group_b", "mean_a", "mean_b"))
     significant = _boolean(_field(answer, "significant"), "significant")
+    no_other_verdict_in_text(answer, ("significant", "test_name"), json.dumps(significant), _significance_named)
     p = _field(answer, "p_value", "p", "pvalue", "p_val")
     if significant != gold["significant"]:
         raise Wrong(f"significant {json.dumps(significant)}, the gold is {json.dumps(gold['significant'])}", VERDICT)

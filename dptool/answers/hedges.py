@@ -30,7 +30,8 @@ VERDICT_VALUES = frozenset([*VERDICTS, *DIRECTIONS, "significant", "not signific
 _HEDGE_WORDS = frozenset(["alternative", "alternatives", "alt", "alts", "possible", "possibly", "maybe", "perhaps",
                           "otherwise", "either", "option", "options", "candidate", "candidates", "or", "else",
                           "guess", "guesses", "unsure", "uncertain", "could", "might", "probably", "likely",
-                          "backup", "fallback"])
+                          "backup", "fallback", "without", "base", "baseline", "unadjusted", "ignoring", "if",
+                          "instead", "before", "original"])  # "without_policy", "if_base": the other answer
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
@@ -96,6 +97,18 @@ def nested_claims(value: Any, where: str, asked: set[str] | frozenset[str], *, v
             raise Wrong(f"hedged answer: {path!r} holds a second verdict, {short(x)}", HEDGED)
         if names_group and isinstance(x, str | int | float) and not isinstance(x, bool) and names_group(x):
             raise Wrong(f"hedged answer: {path!r} names a group, {short(x)}", HEDGED)
+
+
+def no_other_verdict_in_text(answer: dict, own: tuple[str, ...], said: str, named: Callable[[str], set[str]]) -> None:
+    """Raise Wrong (hedged) when free text anywhere in the answer (a "note", an "explanation") names a verdict
+    other than the one the answer states: {"result": "FAIL", "note": "PASS before the policy"}."""
+    skip = {field_name(o) for o in own}
+    for path, key, x in _walk(answer, ""):
+        if isinstance(x, str) and not (path == "" and key is not None and field_name(key) in skip):
+            other = named(x) - {said}
+            if other:
+                where = f"{path}.{key}".strip(".") if key is not None else path.strip(".")
+                raise Wrong(f"hedged answer: {where!r} names another verdict, {short(x)}", HEDGED)
 
 
 def _walk(value: Any, where: str) -> Iterator[tuple[str, str | None, Any]]:

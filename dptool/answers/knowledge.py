@@ -65,7 +65,7 @@ _APPROXIMATE_BEFORE = re.compile(r"(?:\b(?:about|around|approximately|approx|rou
                                  r"\.?|[~≈])(?:\s+(?:the|a|an|first|last|within|over|under|more|less|than))*\s*$")
 _APPROXIMATE_AFTER = re.compile(r"[^\d.;\n]{0,20}?\b(?:or so|ish|(?:or\s+)?(?:maybe|perhaps|possibly|probably)\s+"
                                 r"(?:even\s+)?(?:more|less|fewer|longer|shorter|later|earlier|higher|lower))\b")
-_POLAR_OR = re.compile(r"[^.;\n]{0,16}?(?:\bor\b|/)[^.;\n]{0,12}")
+_POLAR_OR = re.compile(r"[^.;\n]{0,16}?(?:\bor\b|/|\b(?:maybe|perhaps|possibly|probably)\b)[^.;\n]{0,12}")
 
 
 @dataclass
@@ -111,7 +111,7 @@ def _index(reading: Reading) -> _Facts:
                 months.add(x)
                 numbers.append(float(x[0]))
             else:
-                numbers.append(x)
+                numbers += [x, x / 100] if c.percent else [x]  # "60%" holds the share 0.6
     words = {_stem(t.word) for t in reading.tokens if _content(t.word)}
     return _Facts(days, months, numbers, words)
 
@@ -130,9 +130,11 @@ def _missing(fact: Reading, have: _Facts) -> str | None:
     for y, m in sorted(x for x in stated if isinstance(x, tuple)):
         if (y, m) not in have.months:
             return f"{y}-{m:02d}"
-    for n in need.numbers:
-        if not any(math.isclose(n, h, rel_tol=1e-9, abs_tol=1e-9) for h in have.numbers):
-            return fmt(n)
+    for c in fact.claims:
+        for n in (x for x in c.means if isinstance(x, float)):
+            forms = (n, n / 100) if c.percent else (n,)  # a fact "80%" is found as 0.8 too
+            if not any(math.isclose(m, h, rel_tol=1e-9, abs_tol=1e-9) for m in forms for h in have.numbers):
+                return fmt(n)
     for w in sorted(need.words):
         if not any(_same_word(w, h) for h in have.words):
             return w

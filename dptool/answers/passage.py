@@ -240,7 +240,9 @@ def _before(tokens: list[Token], i: int, words: dict) -> tuple[str | None, int]:
     j, steps = i - 1, 0
     while j >= 0 and steps < 4 and tokens[j].sentence == tokens[i].sentence:
         t = tokens[j]
-        if (t.claim is not None and t.claim.means == claim.means) or t.word in _SKIPPED or not t.reads:
+        if t.claim is not None and t.claim.means != claim.means:
+            break  # "above 0.6) / 3": the comparator is 0.6's
+        if t.claim is not None or t.word in _SKIPPED or not t.reads:
             j -= 1
             continue
         if t.reads in words:
