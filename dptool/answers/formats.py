@@ -106,7 +106,7 @@ def value(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
             answer = fields["value"]
         elif len(answer) == 1:  # {"csat": 0.84}: one named number
             key, answer = next(iter(answer.items()))
-            if offers_alternatives(key):
+            if offers_alternatives(key, answer):
                 raise Wrong(f"hedged answer: {key!r} offers alternatives", HEDGED)
         else:
             raise Wrong("missing field 'value'")
@@ -122,7 +122,7 @@ def _no_second_value(answer: dict) -> None:
         name = field_name(key)
         if name == "value":
             continue
-        if offers_alternatives(key):
+        if offers_alternatives(key, x):
             raise Wrong(f"hedged answer: {key!r} offers alternatives", HEDGED)
         if "value" in name and _numeric(x):
             raise Wrong(f"hedged answer: a second value in {key!r}", HEDGED)
@@ -173,7 +173,7 @@ def _row(i: int, row: Any, key: str) -> tuple[Any, Any]:
         for k, x in row.items():  # extra fields such as "rank" are free, a second value is not
             if field_name(k) in own:
                 continue
-            if offers_alternatives(k) or isinstance(x, dict | list) or ("value" in field_name(k) and _numeric(x)):
+            if offers_alternatives(k, x) or isinstance(x, dict | list) or ("value" in field_name(k) and _numeric(x)):
                 raise Wrong(f"hedged answer: row {i} holds a second value in {k!r}", HEDGED)
     if isinstance(group, dict | list):
         raise Wrong(f"row {i}: the group is not a value: {short(group)}")

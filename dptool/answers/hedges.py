@@ -35,8 +35,12 @@ _HEDGE_WORDS = frozenset(["alternative", "alternatives", "alt", "alts", "possibl
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
-def offers_alternatives(key: Any) -> bool:
-    """Whether a field's name offers alternatives: "possible_results", "alternatives", "orMaybe", "alt_value"."""
+def offers_alternatives(key: Any, value: Any) -> bool:
+    """Whether a field offers alternatives: named so ("possible_results", "alternatives", "orMaybe",
+    "without_policy") and holding something that could be an answer (a number, a verdict, a list or an object;
+    "base_currency": "CZK" offers nothing)."""
+    if isinstance(value, str) and not is_verdict_like(value) and not any(ch.isdigit() for ch in value):
+        return False
     return any(w.lower() in _HEDGE_WORDS for w in _NAME_WORDS.findall(str(key)))
 
 
@@ -77,7 +81,7 @@ def one_verdict(answer: dict, own: tuple[str, ...], fields: tuple[str, ...],
             raise Wrong(f"hedged answer: {key!r} holds a second verdict, {short(value)}", HEDGED)
         if names_group and isinstance(value, str | int | float) and names_group(value):
             raise Wrong(f"hedged answer: {key!r} names a group, {short(value)}", HEDGED)
-        if offers_alternatives(key):
+        if offers_alternatives(key, value):
             raise Wrong(f"hedged answer: {key!r} offers alternatives", HEDGED)
     for key, value in answer.items():
         if isinstance(value, dict | list):
@@ -91,7 +95,7 @@ def nested_claims(value: Any, where: str, asked: set[str] | frozenset[str], *, v
     for path, key, x in _walk(value, where):
         if key is not None and field_name(key) in asked:
             raise Wrong(f"hedged answer: a second {key!r} in {path!r}", HEDGED)
-        if key is not None and offers_alternatives(key):
+        if key is not None and offers_alternatives(key, x):
             raise Wrong(f"hedged answer: {path + '.' + str(key)!r} offers alternatives", HEDGED)
         if verdicts and is_verdict_like(x):
             raise Wrong(f"hedged answer: {path!r} holds a second verdict, {short(x)}", HEDGED)

@@ -392,7 +392,7 @@ def knowledge(answer: Any, gold: dict, fmt_: dict, tol: dict, question: str = ""
         raise Wrong("the task records no key facts to check")
     if isinstance(answer, dict | list):
         for path, x in ([("answer", answer)] if isinstance(answer, list) else answer.items()):
-            if isinstance(path, str) and offers_alternatives(path):
+            if isinstance(path, str) and offers_alternatives(path, x):
                 raise Wrong(f"hedged answer: {path!r} offers alternatives", HEDGED)
             if isinstance(x, dict | list):
                 nested_claims(x, str(path), frozenset(), verdicts=False)
