@@ -501,3 +501,17 @@ def test_report_html_shows_each_wrong_task_with_its_question_gold_and_given_answ
     assert "Was <b>R&D</b>'s \"share\" over 1?" in section and "Which states lead?" in section
     assert '"value": "<script>alert(1)</script>"' in section and "no answer" in section
     assert '"state": "SP"' in section and "Is this one right?" not in section
+
+
+def test_no_answer_takes_more_than_linear_time():
+    # issue 23: the code fence was cut by a regex that backtracked cubically (56 s on 5,000 spaces)
+    import time
+
+    hostile = ["```" + " " * 3_000 + "x", "```" + " " * 999_000 + "x", "```json" + "\n" * 999_000,
+               "<answer>" * 124_000, "{" * 999_000, "-" * 999_000, "(" * 999_000, "1 January " * 99_000]
+    for t in (task("value", {"value": 1.0}), THRESHOLD, TREND, RANKING, BREAKDOWN, KNOWLEDGE, SIGNIFICANCE,
+              COMPARISON):
+        for answer in hostile:
+            started = time.perf_counter()
+            assert not compare(t, answer).correct
+            assert time.perf_counter() - started < 2.0, (t["answer_format"]["type"], answer[:12])

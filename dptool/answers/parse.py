@@ -3,6 +3,7 @@ a JSON object or array inside prose, or else free text."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections import Counter
@@ -137,7 +138,7 @@ def _parse_text(text: str, embedded: bool) -> Any:
         raise Wrong(f"malformed answer: {exc}") from None
     except (ValueError, RecursionError):
         pass
-    starts = [m.start() for m in re.finditer(r"[\[{]", text)][:MAX_JSON_STARTS] if embedded else []
+    starts = [m.start() for m in itertools.islice(re.finditer(r"[\[{]", text), MAX_JSON_STARTS)] if embedded else []
     for start in starts:
         try:
             value, _ = _DECODER.raw_decode(text, start)

@@ -10,6 +10,7 @@ right before it ("more than", "at least", "no later than", "before", "within the
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -121,6 +122,7 @@ class Reading:
     claims: list[Claim] = field(default_factory=list)
 
 
+@functools.lru_cache(maxsize=1024)  # a passage and its facts are read for every answer to its task: once is enough
 def read(text: str, *, clauses: bool = False) -> Reading:
     """The tokens and claims of a text (numbered-list markers and citation marks are no claims, nor are the
     parts of a date). `clauses`: a comma before "and", "but" … ends a sentence too (an answer's "…, and 1993 was
