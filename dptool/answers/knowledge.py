@@ -240,7 +240,7 @@ def _two_sides(reading: Reading) -> list[tuple[int, int, str]]:
     polar = [t for t in reading.tokens if t.polar]
     for t, u in zip(polar, polar[1:], strict=False):
         if t.polar[0] == u.polar[0] and t.polar[1] != u.polar[1] and t.sentence == u.sentence and \
-                _POLAR_OR.fullmatch(reading.text[t.end:u.start]) and u.start - t.end <= 30:
+                u.start - t.end <= 30 and _POLAR_OR.fullmatch(reading.text[t.end:u.start]):
             out.append((t.start, u.end, t.polar[0]))
     for t in polar:
         if re.match(r"\s*,?\s*or not\b", reading.text[t.end:t.end + 12]):
