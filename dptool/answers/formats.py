@@ -1,0 +1,371 @@
+"""The typed comparators of the analysis formats: value, ranking, breakdown, threshold, trend, comparison and
+significance, each raising Wrong with its reason when the answer does not match its gold."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Any
+
+from dptool.answers.dates import parse_period
+from dptool.answers.hedges import (
+    DIRECTIONS,
+    VERDICTS,
+    nested_claims,
+    no_other_verdict_in_text,
+    offers_alternatives,
+    one_verdict,
+    top_fields,
+)
+from dptool.answers.numbers import check_number, numbers_in, to_number
+from dptool.answers.parse import Text
+from dptool.answers.verdict import (
+    CONTRADICTED,
+    HEDGED,
+    MALFORMED,
+    ROWS,
+    VERDICT,
+    Wrong,
+    field_name,
+    fold,
+    short,
+)
+from dptool.answers.verdict import fmt as number_text
+
+P_VALUE_TOLERANCE = 0.01
+# a group the data calls NULL may only be written as a word inside JSON ({"NULL": 1.2} has a string key)
+_NULL_NAMES = frozenset(["null", "none", "(null)", "<null>", "[null]", "nil", "n/a", "(none)"])
+
+
+class Keys:
+    """Group keys compared case-, accent- and space-insensitively, unless that would merge gold keys; "NULL" or
+    "null" names the NULL group when the gold has one and no group of that name."""
+
+    def __init__(self, gold_keys: list[Any]):
+        folded = [fold(k) for k in gold_keys]
+        self.exact = len(set(folded)) < len(folded) and len({_exact(k) for k in gold_keys}) == len(gold_keys)
+        self.null_names = _NULL_NAMES - set(folded) if None in gold_keys else frozenset()
+
+    def __call__(self, key: Any) -> str | None:
+        if isinstance(key, str) and fold(key) in self.null_names:
+            return None
+        return _exact(key) if self.exact else fold(key)
+
+
+def _exact(x: Any) -> str | None:
+    return None if x is None else str(x)
+
+
+def show(key: Any) -> str:
+    """A group key as a reason names it."""
+    return "NULL" if key is None else str(key)
+
+
+def _percent_scale(fmt: dict) -> str | None:
+    return "fraction" if fmt.get("format") == "percent" else None
+
+
+def _require_dict(answer: Any, kind: str) -> dict:
+    if not isinstance(answer, dict):
+        raise Wrong(f"expected a JSON object for a {kind} answer, got {_kind(answer)}")
+    return answer
+
+
+def _kind(x: Any) -> str:
+    if isinstance(x, Text):
+        return f"text {short(x.text)}"
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(x), "a number")
+
+
+def _field(answer: dict, name: str, *aliases: str) -> Any:
+    fields = top_fields(answer)
+    for key in (name, *aliases):
+        if field_name(key) in fields:
+            return fields[field_name(key)]
+    raise Wrong(f"missing field {name!r}")
+
+
+# ---- one value -----------------------------------------------------------------------------------------------
+
+
+def value(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
+    """One number: {"value": 7.96}, {"avg_days": 7.96}, 7.96, "7.96 days", "–8,182.15 CZK"."""
+    if isinstance(answer, Text):
+        found = numbers_in(answer.text, 2)
+        if len(found) != 1:
+            many = "more than one number" if found else "no number"
+            raise Wrong(f"expected one number, found {many} in text {short(answer.text)}",
+                        HEDGED if found else MALFORMED)
+        answer = f"{found[0].value!r}{'%' if found[0].percent else ''}"
+    elif isinstance(answer, dict):
+        fields = top_fields(answer)
+        if "value" in fields:
+            _no_second_value(answer)
+            answer = fields["value"]
+        elif len(answer) == 1:  # {"csat": 0.84}: one named number
+            key, answer = next(iter(answer.items()))
+            if offers_alternatives(key, answer):
+                raise Wrong(f"hedged answer: {key!r} offers alternatives", HEDGED)
+        else:
+            raise Wrong("missing field 'value'")
+    elif isinstance(answer, list):
+        if len(answer) != 1:
+            raise Wrong(f"expected one value, got an array of {len(answer)}", HEDGED if len(answer) > 1 else ROWS)
+        return value(answer[0], gold, fmt, tol)
+    check_number(answer, gold["value"], tol, "value", _percent_scale(fmt))
+
+
+def _no_second_value(answer: dict) -> None:
+    for key, x in answer.items():
+        name = field_name(key)
+        if name == "value":
+            continue
+        if offers_alternatives(key, x):
+            raise Wrong(f"hedged answer: {key!r} offers alternatives", HEDGED)
+        if "value" in name and _numeric(x):
+            raise Wrong(f"hedged answer: a second value in {key!r}", HEDGED)
+        if isinstance(x, dict | list):
+            nested_claims(x, str(key), {"value"}, verdicts=False)
+
+
+def _numeric(x: Any) -> bool:
+    if isinstance(x, bool):
+        return False
+    return isinstance(x, int | float | dict | list) or (isinstance(x, str) and bool(numbers_in(x, 1)))
+
+
+# ---- rows ----------------------------------------------------------------------------------------------------
+
+
+def rows_of(answer: Any, key: str) -> list[tuple[Any, Any]]:
+    """(group, value) pairs from an array of rows: {key: g, "value": v}, {g: v}, [g, v]."""
+    if isinstance(answer, dict):
+        lists = [v for v in answer.values() if isinstance(v, list)]
+        if len(answer) == 1 and len(lists) == 1:  # {"ranking": [...]}
+            answer = lists[0]
+    if not isinstance(answer, list):
+        raise Wrong(f"expected a JSON array of rows, got {_kind(answer)}")
+    return [_row(i, row, key) for i, row in enumerate(answer, 1)]
+
+
+def _row(i: int, row: Any, key: str) -> tuple[Any, Any]:
+    if isinstance(row, list) and len(row) == 2:
+        group, value_ = row
+    elif not isinstance(row, dict):
+        raise Wrong(f"row {i}: expected {{{key!r}: group, 'value': number}}, got {short(row)}")
+    else:
+        fields = top_fields(row)
+        if field_name(key) in fields and ("value" in fields or len(row) == 2):
+            group = fields.pop(field_name(key))
+            value_ = fields["value"] if "value" in fields else next(iter(fields.values()))
+            own = {field_name(key), "value"} if "value" in fields else {field_name(key), *fields}
+        elif "value" in fields and len(row) == 2:
+            group = next(v for k, v in row.items() if field_name(k) != "value")
+            value_ = fields["value"]
+            own = set(fields)
+        elif len(row) == 1:
+            group, value_ = next(iter(row.items()))
+            own = set(fields)
+        else:
+            raise Wrong(f"row {i}: expected {{{key!r}: group, 'value': number}}, got {short(row)}")
+        for k, x in row.items():  # extra fields such as "rank" are free, a second value is not
+            if field_name(k) in own:
+                continue
+            if offers_alternatives(k, x) or isinstance(x, dict | list) or ("value" in field_name(k) and _numeric(x)):
+                raise Wrong(f"hedged answer: row {i} holds a second value in {k!r}", HEDGED)
+    if isinstance(group, dict | list):
+        raise Wrong(f"row {i}: the group is not a value: {short(group)}")
+    if isinstance(value_, list) and len(value_) > 1:
+        raise Wrong(f"hedged answer: row {i} gives a list of {len(value_)} values", HEDGED)
+    return group, value_
+
+
+def ranking(answer: Any, gold: list[dict], fmt: dict, tol: dict) -> None:
+    """The top k groups in order, each with its value."""
+    key = fmt["key"]
+    rows = rows_of(answer, key)
+    keys = Keys([g[key] for g in gold])
+    if len(rows) != len(gold):
+        raise Wrong(f"expected {len(gold)} rows, got {len(rows)}", ROWS)
+    for i, ((group, value_), g) in enumerate(zip(rows, gold, strict=True), 1):
+        if keys(group) != keys(g[key]):
+            raise Wrong(f"row {i}: expected {show(g[key])}, got {show(group)}", ROWS)
+        check_number(value_, g["value"], tol, f"row {i} ({show(g[key])})", _percent_scale(fmt))
+
+
+def breakdown(answer: Any, gold: list[dict], fmt: dict, tol: dict) -> None:
+    """Every group with its value, in any order."""
+    key = fmt["key"]
+    if isinstance(answer, dict) and len(answer) > 1 and not any(isinstance(v, dict | list) for v in answer.values()):
+        rows = list(answer.items())  # {"SP": 1.2, "RJ": 3.4}: a set needs no order (duplicate keys are refused)
+    else:
+        rows = rows_of(answer, key)
+    keys = Keys([g[key] for g in gold])
+    counts = Counter(keys(group) for group, _ in rows)
+    for group, _ in rows:  # a duplicated row is an error, never merged away
+        if counts[keys(group)] > 1:
+            raise Wrong(f"group {show(group)} appears {counts[keys(group)]} times", ROWS)
+    given = {keys(group): value_ for group, value_ in rows}
+    expected = {keys(g[key]): g for g in gold}
+    missing = [show(g[key]) for k, g in expected.items() if k not in given]
+    if missing:
+        raise Wrong(f"missing groups: {', '.join(missing[:5])}", ROWS)
+    extra = [show(group) for group, _ in rows if keys(group) not in expected]
+    if extra:
+        raise Wrong(f"unexpected groups: {', '.join(extra[:5])}", ROWS)
+    for k, g in expected.items():
+        check_number(given[k], g["value"], tol, f"group {show(g[key])}", _percent_scale(fmt))
+
+
+# ---- verdicts ------------------------------------------------------------------------------------------------
+
+_PASS_FAIL = re.compile(r"\b(pass|fail)(?:es|ed|ing)?\b")
+_DIRECTION_WORDS = frozenset(["increasing", "decreasing", "flat", "rising", "falling", "declining", "growing",
+                              "stable", "upward", "downward"])
+_NOT_SIGNIFICANT = re.compile(r"\b(?:not|non|in)[\s-]?(?:statistically\s+)?significant")
+
+
+def _pass_fail_named(text: str) -> set[str]:
+    return {m.group(1).upper() for m in _PASS_FAIL.finditer(fold(text) or "")}
+
+
+def _directions_named(text: str) -> set[str]:
+    return {DIRECTIONS[w] for w in re.findall(r"[a-z]+", fold(text) or "") if w in _DIRECTION_WORDS}
+
+
+def _significance_named(text: str) -> set[str]:
+    folded = fold(text) or ""
+    named = {"false"} if _NOT_SIGNIFICANT.search(folded) else set()
+    if "significant" in _NOT_SIGNIFICANT.sub(" ", folded):
+        named.add("true")
+    return named
+
+
+
+def _word(x: Any, words: dict[str, str], what: str, expected: str) -> str:
+    """A verdict or direction written as a word; two of them in one field are a hedge."""
+    if isinstance(x, bool) and "true" in words:
+        return words["true" if x else "false"]
+    if isinstance(x, list) and len(x) > 1:
+        raise Wrong(f"hedged answer: {what} is a list of {len(x)} where one is asked", HEDGED)
+    if isinstance(x, list) and x:
+        x = x[0]
+    text = fold(x) if isinstance(x, str) else None
+    if text in words:
+        return words[text]
+    said = {words[w] for w in (text or "").replace("/", " ").replace(",", " ").split() if w in words}
+    if len(said) > 1:
+        raise Wrong(f"hedged answer: {what} names more than one, {short(x)}", HEDGED)
+    raise Wrong(f"{what}: expected {expected}, got {short(x)}")
+
+
+def threshold(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
+    """PASS or FAIL, with the value (and, optionally, the threshold restated)."""
+    answer = _require_dict(answer, "threshold")
+    one_verdict(answer, ("result", "verdict"), ("value", "threshold"))
+    result = _word(_field(answer, "result", "verdict"), VERDICTS, "result", "PASS or FAIL")
+    no_other_verdict_in_text(answer, ("result", "verdict"), result, _pass_fail_named)
+    if result != gold["result"]:
+        raise Wrong(f"result {result}, the gold is {gold['result']}", VERDICT)
+    scale = _percent_scale(fmt)
+    check_number(_field(answer, "value"), gold["value"], tol, "value", scale)
+    fields = top_fields(answer)
+    if "threshold" in fields:  # optional; a restated threshold must still be the asked one
+        check_number(fields["threshold"], gold["threshold"], tol, "threshold", scale)
+
+
+def trend(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
+    """The direction, the total change in percentage points and the peak month."""
+    answer = _require_dict(answer, "trend")
+    one_verdict(answer, ("direction",), ("total_change_pct", "peak_period"))
+    direction = _word(_field(answer, "direction"), DIRECTIONS, "direction", "increasing, decreasing or flat")
+    no_other_verdict_in_text(answer, ("direction",), direction, _directions_named)
+    if direction != gold["direction"]:
+        raise Wrong(f"direction {direction}, the gold is {gold['direction']}", VERDICT)
+    check_number(_field(answer, "total_change_pct"), gold["total_change_pct"], tol, "total_change_pct", "points")
+    peak = _field(answer, "peak_period")
+    if parse_period(peak) != parse_period(gold["peak_period"]):
+        raise Wrong(f"peak_period {short(peak)}, the gold is {gold['peak_period']}", VERDICT)
+
+
+def comparison(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
+    """Two groups' values, aligned by group, and which is higher."""
+    answer = _require_dict(answer, "comparison")
+    keys = Keys([gold["group_a"], gold["group_b"]])
+    named = {keys(gold["group_a"]), keys(gold["group_b"])}
+
+    def names_group(x: Any) -> bool:
+        return keys(x) in named
+
+    one_verdict(answer, ("higher",), ("group_a", "group_b", "value_a", "value_b"), names_group)
+    given = {}
+    for side in ("a", "b"):  # aligned by group: naming the two groups in the other order is fine
+        group = _field(answer, f"group_{side}")
+        if keys(group) in given:
+            raise Wrong(f"group {show(group)} named twice")
+        given[keys(group)] = _field(answer, f"value_{side}")
+    for side in ("a", "b"):
+        group = gold[f"group_{side}"]
+        if keys(group) not in given:
+            raise Wrong(f"missing group {show(group)}", ROWS)
+        check_number(given[keys(group)], gold[f"value_{side}"], tol, f"value of {show(group)}",
+                     _percent_scale(fmt))
+    higher = _field(answer, "higher")
+    if isinstance(higher, list) and len(higher) > 1:
+        raise Wrong(f"hedged answer: 'higher' is a list of {len(higher)} where one group is asked", HEDGED)
+    if isinstance(higher, str) and keys(higher) not in named and all(
+            fold(show(g)) in (fold(higher) or "") for g in (gold["group_a"], gold["group_b"])):
+        raise Wrong(f"hedged answer: 'higher' names both groups, {short(higher)}", HEDGED)
+    if keys(higher) != keys(gold["higher"]):
+        raise Wrong(f"higher {show(higher)}, the gold is {show(gold['higher'])}", VERDICT)
+
+
+def _boolean(x: Any, what: str) -> bool:
+    words = {"true": "true", "yes": "true", "significant": "true", "false": "false", "no": "false",
+             "not significant": "false", "insignificant": "false"}
+    if isinstance(x, bool):
+        return x
+    return _word(x, words, what, "true or false") == "true"
+
+
+def significance(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
+    """The verdict at the task's alpha, and a p-value within 0.01 that agrees with it."""
+    answer = _require_dict(answer, "significance")
+    one_verdict(answer, ("significant",), ("p_value", "test_name", "group_a", "group_b", "mean_a", "mean_b"))
+    significant = _boolean(_field(answer, "significant"), "significant")
+    no_other_verdict_in_text(answer, ("significant", "test_name"), json.dumps(significant), _significance_named)
+    p = _field(answer, "p_value", "p", "pvalue", "p_val")
+    if significant != gold["significant"]:
+        raise Wrong(f"significant {json.dumps(significant)}, the gold is {json.dumps(gold['significant'])}", VERDICT)
+    check_number(p, gold["p_value"], {"abs_tol": P_VALUE_TOLERANCE}, "p_value")
+    alpha = fmt.get("alpha")
+    if alpha is not None:
+        _agrees(p, significant, float(alpha))
+
+
+_P_NAME = re.compile(r"^\s*(?:p(?:[\s_-]?value)?)?\s*")  # "p < 0.001", "p-value = 0.04"
+
+
+def _agrees(p: Any, significant: bool, alpha: float) -> None:
+    """Raise Wrong unless the verdict follows from the answer's own p-value (significant when p < alpha); a bound
+    ("< 0.001") agrees when it decides the verdict or when it cannot."""
+    number = to_number(p, "p_value").value
+    if number is None:
+        return
+    text = _P_NAME.sub("", p) if isinstance(p, str) else ""
+    if text.startswith(("<", "≤")):
+        follows = True if number <= alpha else None
+    elif text.startswith((">", "≥")):
+        follows = False if number >= alpha else None
+    else:
+        follows = number < alpha
+    if follows is not None and follows != significant:
+        given = p if isinstance(p, str) else number_text(number)
+        raise Wrong(f"contradictory answer: p_value {given} at alpha {alpha:g} means "
+                    f"significant {json.dumps(follows)}, the answer says {json.dumps(significant)}", CONTRADICTED)
+
+
+__all__ = ["Keys", "breakdown", "comparison", "ranking", "rows_of", "show", "significance",
+           "threshold", "trend", "value"]
