@@ -210,6 +210,8 @@ def _ranking(records: list[dict], key: str, strict: bool, k: int | None = None) 
         raise NotScorable("fewer groups qualify than the ranking asks for")
     ordered = [{key: r[key], "value": _number(r["value"])} for r in sorted(records, key=lambda r: r["rank"])]
     values = [r["value"] for r in ordered]
+    # ties as shown: an order that the values shown cannot tell apart is no answer (the order itself is the exact
+    # values', from the SQL's rank)
     if strict and len(set(values)) < len(values):
         raise NotScorable("tied values make the order of the ranking ambiguous")
     return ordered
