@@ -448,3 +448,31 @@ def test_table_on_ephemeral_model():
         load_catalog(manifest)
     assert str(info.value) == ("models/sales/staging/_sales__tables.yml: model.shop.orders: meta.dptool.table is set "
                                "on a node that has no relation (ephemeral?)")
+
+
+# --- one label, one metric (issue 23, item 7c) ------------------------------------------------------------------
+
+
+def test_two_metrics_with_one_label_are_refused():
+    # case and spacing aside: kb/metrics.md would hold two `## Average Order Value` sections
+    manifest = shop_manifest()
+    for meta in decls(manifest["nodes"]["model.shop.paid_rate"]):
+        meta["metric"]["label"] = "average  order value"
+    with pytest.raises(DptoolError) as info:
+        load_catalog(manifest)
+    assert str(info.value) == (
+        "models/sales/metrics/_sales__metrics.yml: model.shop.avg_order_value and "
+        "models/sales/metrics/_sales__metrics.yml: model.shop.paid_rate both have the label 'average  order value': "
+        "kb/metrics.md would hold two sections of that name and a question could not say which it means; give each "
+        "its own meta.dptool.metric.label (the semantic layer's: the metric's label)")
+
+
+def test_one_label_in_two_domains_is_refused_too(demo_manifest):
+    # the kb's metric catalog is one file for every domain, and a question names the metric, not the domain
+    manifest = copy.deepcopy(demo_manifest)
+    edit_metric(manifest, "transaction_volume", lambda m: m.update(label="Average Delivery Time"))
+    with pytest.raises(DptoolError) as info:
+        load_catalog(manifest)
+    assert str(info.value).startswith(
+        f"{METRICS_YML}: model.{PROJECT}.avg_delivery_days and "
+        f"{BANKING_METRICS_YML}: model.{PROJECT}.transaction_volume both have the label 'Average Delivery Time': ")

@@ -40,11 +40,16 @@ def _unchanged(out: Path) -> bool:
 
 
 def _project_with_manifest(tmp_path: Path, demo_project, edit) -> Path:
-    """A project folder holding the demo's dbt_project.yml and an edited copy of its manifest."""
+    """A project folder holding the demo's dbt_project.yml, its files (a manifest naming files that are gone is
+    stale; the seeds linked, dptool writes nothing there) and an edited copy of its manifest."""
     root = tmp_path / "project"
     (root / "target").mkdir(parents=True)
     shutil.copy2(demo_project.project_dir / "dbt_project.yml", root / "dbt_project.yml")
     shutil.copy2(demo_project.project_dir / "profiles.yml", root / "profiles.yml")
+    for folder in ("models", "macros", "tests"):
+        shutil.copytree(demo_project.project_dir / folder, root / folder,
+                        ignore=shutil.ignore_patterns("dptool_gold", "dptool_semantic", "dptool_ablation"))
+    (root / "seeds").symlink_to(demo_project.project_dir / "seeds", target_is_directory=True)
     manifest = copy.deepcopy(json.loads(demo_project.manifest_path.read_text(encoding="utf-8")))
     edit(manifest)
     (root / "target" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")

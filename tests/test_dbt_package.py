@@ -32,6 +32,9 @@ PROVEN = [
     "equality__metric_query__rule_having",
     "equality__gold__grouped",
     "rule_changes_answer__gold__grouped",
+    # a rule may set q.where anew, keeping the caller's predicates (the question's slice)
+    "equality__gold__rule_rewrites_where_keeping_slice",
+    "rule_changes_answer__gold__rule_rewrites_where_keeping_slice",
     "equality__metric_variants__sales",
     "rule_changes_answer__metric_variants__sales",
     "equality__cross_db__days_between",
@@ -117,6 +120,9 @@ EXPECT_ERROR = {
     # a composite read by a model that does not ref its components: dbt could not inject their CTEs
     "expect_fail__composite_without_refs": "is computed from 'sales', which model "
                                            "'expect_fail__composite_without_refs' does not ref",
+    # a rule that sets q.where anew without the caller's predicates: every slice would get one gold
+    "expect_fail__rule_drops_slice": "rule macro 'rule__delivered_only_dropping_slice' removed where `region = "
+                                     "'south'` of metric 'sales' (the question's slice)",
 }
 
 

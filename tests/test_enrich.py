@@ -310,8 +310,8 @@ def test_trend_increasing():
                                               "peak_period": "2017-08"}),
     # a negative start: the change is relative to its size
     ([-10.0, -12.0, -5.0], {"direction": "increasing", "total_change_pct": 50.0, "peak_period": "2017-09"}),
-    # two decimals of percent
-    ([3.0, 1.0, 1.0, 4.0], {"direction": "increasing", "total_change_pct": 33.33, "peak_period": "2017-10"}),
+    # six decimals of percent, like every number an answer shows
+    ([3.0, 1.0, 1.0, 4.0], {"direction": "increasing", "total_change_pct": 33.333333, "peak_period": "2017-10"}),
     # months without a value are left out (the line keeps each month at its place): the last month with one
     # ends the series; the peak is in 2018
     ([2.0, None, 2.5, 2.1, 1.0, 3.0, 9.0, 3.0, None], {"direction": "increasing", "total_change_pct": 50.0,
@@ -588,3 +588,58 @@ def test_trend_direction_is_the_least_squares_slope():
         assert trend_direction(series) == expected, series
         checked += 1
     assert checked > 250
+
+
+# --- decided on unrounded values, rounded only as shown (issue 23, item 6) ----------------------------------------
+
+
+def test_trend_change_of_small_shares_is_the_exact_change():
+    # shares near 1 %: rounded to six decimals first, the change was -0.1 (t_1377: exact -0.1058, gold -0.11)
+    values = [0.00945049, 0.0096, 0.0095, 0.00944051]
+    gold = answer(trend(), PAID, SERIES_COLUMNS, series("gold", values) + series("base", [1.0, 2.0, 3.0]))["gold"]
+    exact = (values[-1] - values[0]) / values[0] * 100
+    assert gold["total_change_pct"] == round(exact, 6) == -0.105603
+
+
+def test_trend_direction_of_small_values_is_the_unrounded_lines():
+    # values of 1e-5: six decimals make them 0.00001 and 0.000011, and the line through those rises by 10 %;
+    # through the values themselves it changes by less than the flat band
+    values = [1.025e-05, 9.13e-06, 9.03e-06, 1.067e-05]
+    gold = answer(trend(), PAID, SERIES_COLUMNS, series("gold", values) + series("base", [1.0, 2.0, 3.0]))["gold"]
+    assert gold == {"direction": "flat", "total_change_pct": 4.097561, "peak_period": "2017-10"}
+
+
+def test_trend_peak_below_six_decimals_is_the_higher_month():
+    # two months equal at six decimals and not below: the peak is the higher one (a tie once rounded before)
+    values = [0.1, 0.1234564, 0.1234556]
+    gold = answer(trend(), PAID, SERIES_COLUMNS, series("gold", values) + series("base", [1.0, 2.0, 3.0]))["gold"]
+    assert gold["peak_period"] == "2017-08"
+
+
+def test_a_rule_that_moves_a_trend_only_by_rounding_has_no_effect():
+    """The gold/base split of t_0336 (-3.42 against -3.43) came from rounding the monthly values: computed from the
+    values themselves, gold and base are within the tolerance of each other, and validation drops the task."""
+    from dptool.generate.validate import issues
+
+    gold_values, base_values = [0.01718824, 0.03, 0.01639132], [0.01718837, 0.03, 0.01639157]
+    c = Candidate(PAID_AT, "trend_analysis", [], [], "series", None, period="x", encoding="timestamp")
+    result = answer(c, PAID, SERIES_COLUMNS, series("gold", gold_values) + series("base", base_values))
+    assert (result["gold"]["total_change_pct"], result["base"]["total_change_pct"]) == (-4.636426, -4.635693)
+    task = {"task_id": "t_0001", "analysis_type": "trend_analysis", "rule_ids": ["paid_definition"],
+            "question": f"How did the paid share develop month by month in 2017? Decide its direction thus: "
+                        f"{enrich.TREND_RULE}.", "dimension": "ordered_at", "slice": {}, **result}
+    assert issues(task, SHOP, set()) == ["rule_without_effect"]
+
+
+def test_significance_verdict_is_the_exact_p_values():
+    # p = 0.049975: shown with four decimals it is 0.05, whose verdict ("not significant") the exact p contradicts
+    rows = [("gold", "SP", 30, 10.0, 4.0), ("gold", "RJ", 30, 11.0338, 4.0),
+            ("base", "SP", 30, 10.0, 4.0), ("base", "RJ", 30, 13.0, 4.0)]
+    with pytest.raises(NotScorable, match=r"the p-value 0.0499748 rounds to alpha \(0.05\)"):
+        answer(grouped("significance_testing"), AOV, STATS_COLUMNS, rows)
+    rows[1] = ("gold", "RJ", 30, 11.0339, 4.0)  # p = 0.049953: 0.05 too
+    with pytest.raises(NotScorable, match="rounds to alpha"):
+        answer(grouped("significance_testing"), AOV, STATS_COLUMNS, rows)
+    rows[1] = ("gold", "RJ", 30, 11.0336, 4.0)  # p = 0.050018: not significant, and shown as 0.05
+    assert answer(grouped("significance_testing"), AOV, STATS_COLUMNS, rows)["gold"]["significant"] is False
+

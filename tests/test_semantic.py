@@ -305,6 +305,8 @@ def test_no_declarations_at_all(run, tmp_path):
     (root / "target").mkdir(parents=True)
     for name in ("dbt_project.yml", "profiles.yml"):
         shutil.copy2(project.project_dir / name, root / name)
+    for name in ("models", "seeds", "macros"):  # the files the manifest names (a manifest of gone files is stale)
+        shutil.copytree(project.project_dir / name, root / name)
     (root / "target" / "manifest.json").write_text(json.dumps(bare), encoding="utf-8")
     proc = cli("generate", "--project-dir", str(root), "--out", str(tmp_path / "bundle"))
     assert proc.returncode == 1

@@ -10,7 +10,8 @@ from dptool.generate.instantiate import Candidate
 from dptool.generate.profile import plain
 from dptool.project.catalog import Metric
 
-DIGITS = 6  # answers keep six decimals: float noise below that is not part of the answer
+DIGITS = 6  # the numbers an answer shows keep six decimals (a trend's change in percent too); decisions read more
+P_DIGITS = 4  # a p-value's decimals: the scorer matches p-values within 0.01
 
 
 class NotScorable(Exception):
@@ -37,7 +38,7 @@ def answer(c: Candidate, metric: Metric, columns: list[str], rows: list[tuple]) 
         base = _ranking(by_variant["base"], c.group_by[0], strict=False, k=c.k)
         return _task(gold, base, {"type": "ranking", "key": c.group_by[0], "k": c.k, **fmt}, metric)
     if kind == "threshold_crossing":
-        gold, base = (_single(by_variant[v]) for v in ("gold", "base"))
+        gold, base = (_single(by_variant[v], exact=True) for v in ("gold", "base"))
         tol = tolerance(metric)
         threshold = threshold_between(base, gold, tol) if c.rules else _round_threshold(gold, tol)
         return _task(_verdict(gold, threshold), _verdict(base, threshold),
@@ -82,15 +83,16 @@ def period_label(value, encoding: str = "") -> str:
 
 
 def _trend(records: list[dict], encoding: str) -> dict:
-    # compared after rounding, like every answer: float noise must not move the peak
-    series = [(period_label(r["period"], encoding), _number(r["value"])) for r in records if r["value"] is not None]
+    # decided on the unrounded values (float noise set aside): rounding a small share to six decimals moves the
+    # total change by whole hundredths of a point and can make a tie of the peak; only what is shown is rounded
+    series = [(period_label(r["period"], encoding), _exact(r["value"])) for r in records if r["value"] is not None]
     series.sort()
     if len(series) < 3:
         raise NotScorable(f"a trend needs 3 periods with values, got {len(series)}")
     first, last = series[0][1], series[-1][1]
     if first == 0:
         raise NotScorable("the first period is 0: the change has no percentage")
-    change = _number((last - first) / abs(first) * 100, 2)
+    change = _number((last - first) / abs(first) * 100)
     peak = max(series, key=lambda p: (p[1], p[0]))
     if sum(1 for _, v in series if v == peak[1]) > 1:
         raise NotScorable("two periods share the peak value")
@@ -123,10 +125,11 @@ def _comparison(records: list[dict], key: str, groups: list) -> dict:
     a, b = groups
     if a not in rows or b not in rows:
         raise NotScorable("a compared group has no rows")
-    va, vb = _number(rows[a]["value"]), _number(rows[b]["value"])
-    if va == vb:
+    exact_a, exact_b = _exact(rows[a]["value"]), _exact(rows[b]["value"])
+    va, vb = _number(exact_a), _number(exact_b)
+    if va == vb:  # an answer whose values are equal as shown cannot say one is higher
         raise NotScorable("the two groups are equal")
-    return {"group_a": a, "group_b": b, "value_a": va, "value_b": vb, "higher": a if va > vb else b}
+    return {"group_a": a, "group_b": b, "value_a": va, "value_b": vb, "higher": a if exact_a > exact_b else b}
 
 
 def _significance(records: list[dict], key: str, groups: list) -> dict:
@@ -144,8 +147,14 @@ def _significance(records: list[dict], key: str, groups: list) -> dict:
                                   equal_var=False)
     if math.isnan(float(result.pvalue)):
         raise NotScorable("the test gives no p-value")
-    p = _number(float(result.pvalue), 4)  # the verdict follows the p-value as stated, never contradicts it
-    return {"significant": p < ALPHA, "p_value": p, "test_name": TEST_NAME,
+    exact = _exact(float(result.pvalue))
+    p = _number(exact, P_DIGITS)
+    # the verdict is the exact p-value's; where the p-value shown would say otherwise (0.04996 shows as 0.05),
+    # the gold would contradict itself
+    if (p < ALPHA) != (exact < ALPHA):
+        raise NotScorable(f"the p-value {exact:.6g} rounds to alpha ({ALPHA:g}): the verdict and the value shown "
+                          "would disagree")
+    return {"significant": exact < ALPHA, "p_value": p, "test_name": TEST_NAME,
             "group_a": a, "group_b": b, "mean_a": _number(ra["mean"]), "mean_b": _number(rb["mean"])}
 
 
@@ -167,23 +176,31 @@ def _task(gold, base, fmt, metric: Metric) -> dict:
     return {"gold": gold, "base": base, "answer_format": fmt, "tolerance": tolerance(metric)}
 
 
-def _number(value, digits: int = DIGITS) -> float:
+def _exact(value) -> float:
+    """A value as every decision of an answer reads it: unrounded, but for float noise.
+
+    Sums of floats differ in their last bits with the order a parallel engine adds them in: snapped to 12
+    significant digits, the same data always gives the same value (and an average of cents that is exactly
+    half a unit of the 6th decimal always rounds the same way).
+    """
     if value is None:
         raise NotScorable("the value is NULL")
     value = float(value)
     if math.isnan(value) or math.isinf(value):
         raise NotScorable(f"the value is {value}")
-    # Sums of floats differ in their last bits with the order a parallel engine adds them in, and an
-    # average of cents is often exactly half a unit of the 6th decimal: snap to 12 significant digits
-    # first, so that the same data always rounds the same way.
-    snapped = Decimal(f"{value:.12g}")
+    return float(Decimal(f"{value:.12g}")) + 0.0  # no -0.0
+
+
+def _number(value, digits: int = DIGITS) -> float:
+    """A value as an answer shows it: `digits` decimals (of the value snapped by _exact), half to even."""
+    snapped = Decimal(f"{_exact(value):.12g}")
     return float(snapped.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_EVEN)) + 0.0  # no -0.0
 
 
-def _single(records: list[dict]) -> float:
+def _single(records: list[dict], exact: bool = False) -> float:
     if len(records) != 1:
         raise NotScorable(f"expected one row, got {len(records)}")
-    return _number(records[0]["value"])
+    return (_exact if exact else _number)(records[0]["value"])
 
 
 def _ranking(records: list[dict], key: str, strict: bool, k: int | None = None) -> list[dict]:
@@ -193,6 +210,8 @@ def _ranking(records: list[dict], key: str, strict: bool, k: int | None = None) 
         raise NotScorable("fewer groups qualify than the ranking asks for")
     ordered = [{key: r[key], "value": _number(r["value"])} for r in sorted(records, key=lambda r: r["rank"])]
     values = [r["value"] for r in ordered]
+    # ties as shown: an order that the values shown cannot tell apart is no answer (the order itself is the exact
+    # values', from the SQL's rank)
     if strict and len(set(values)) < len(values):
         raise NotScorable("tied values make the order of the ranking ambiguous")
     return ordered
@@ -241,4 +260,6 @@ def _clear(threshold: float, values: tuple[float, ...], tol: dict | None) -> boo
 
 
 def _verdict(value: float, threshold: float) -> dict:
-    return {"value": value, "threshold": threshold, "result": "PASS" if value > threshold else "FAIL"}
+    # the unrounded value decides; the threshold is clear of it by more than the tolerance, so the value shown
+    # is on the same side
+    return {"value": _number(value), "threshold": threshold, "result": "PASS" if value > threshold else "FAIL"}

@@ -209,6 +209,7 @@ def load_catalog(manifest: dict, manifest_path: str = "manifest.json",
         if "rule" in _dptool(macro):
             _load_rule(catalog, uid, macro, docs, rule_documents or {})
     _check_references(catalog, manifest, manifest_path)
+    _check_labels(catalog, manifest)
     return catalog
 
 
@@ -604,6 +605,34 @@ def _check_references(catalog: Catalog, manifest: dict, manifest_path: str) -> N
             "with measures, and simple, ratio or derived metrics), or add `config: {meta: {dptool: {metric: {value: "
             "'avg(x)'}}}}` to a model at the metric's row grain (see `dptool init`)"
         )
+
+
+def _check_labels(catalog: Catalog, manifest: dict) -> None:
+    """No two metrics share a label (case and spacing aside), across domains too: kb/metrics.md is one catalog
+    with a `## <label>` section per metric, and a question names a metric by its label alone ("our Cancellation
+    Rate"), never by its domain, so an agent could not tell which of the two it asks about."""
+    seen: dict[str, Metric] = {}
+    for _, metric in sorted(catalog.metrics.items()):
+        key = " ".join(metric.label.casefold().split())
+        other = seen.setdefault(key, metric)
+        if other is not metric:
+            first, second = (_metric_where(catalog, manifest, m) for m in (other, metric))
+            raise DptoolError(f"{first} and {second} both have the label {metric.label!r}: kb/metrics.md would "
+                              "hold two sections of that name and a question could not say which it means; give each "
+                              "its own meta.dptool.metric.label (the semantic layer's: the metric's label)")
+
+
+def _metric_where(catalog: Catalog, manifest: dict, metric: Metric) -> str:
+    """Where a metric is declared: its model's properties file and unique id, or the semantic layer's metric."""
+    node = (manifest.get("nodes") or {}).get(metric.unique_id)
+    layer = getattr(catalog.semantic, "metrics", None) or {}
+    if metric.id in layer and (node is None or semantic.is_generated(node)):
+        name = layer[metric.id].metric
+        found = [n for n in (manifest.get("metrics") or {}).values() if n.get("name") == name]
+        if found:
+            return _where(found[0])
+        return f"{layer[metric.id].semantic_model}: metric {name}"
+    return _where(node or {"unique_id": metric.unique_id})
 
 
 # --- the dbt semantic layer's side -----------------------------------------------------------------------

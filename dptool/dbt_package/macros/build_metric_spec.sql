@@ -7,6 +7,8 @@
   inputs combine (`value`, over the inputs' aliases), and the filters (`where`, `having`) and column
   redefinitions (`columns`) they add reach every input, as the caller's filters do. Each input is then built
   the same way, under its own rules, and kept as `q.inputs[i].spec`.
+  A rule adds to the caller's `where`, `having` and `group_by` (the question's slice, its groups) and never takes
+  from them: each rule's spec is checked (dptool.check_slice_kept), and a rule that replaced them fails the model.
 -#}
 {% macro build_metric_spec(metric, rules=[], where=[], group_by=[], period=none, having=[], columns={}, path=[]) %}
   {%- if metric in path -%}
@@ -29,6 +31,7 @@
     {%- endif -%}
     {%- set changed = rule_macro(metric, state.q) -%}
     {%- if changed is mapping -%}{%- set state.q = changed -%}{%- endif -%}
+    {%- do dptool.check_slice_kept(metric, rule_id, state.q, {'where': where, 'having': having, 'group_by': group_by}) -%}
   {%- endfor -%}
   {%- set q = state.q -%}
   {%- if q.inputs -%}
@@ -67,4 +70,18 @@
   {%- if rules is mapping -%}
     {%- for name in rules if name != metric -%}{%- do ref(name) -%}{%- endfor -%}
   {%- endif -%}
+{% endmacro %}
+
+{#-
+  check_slice_kept(metric, rule_id, q, given): every predicate and group the caller gave (`given`: where, having,
+  group_by) is still in q after rule__<rule_id> changed it. A rule that sets `q.where` anew (q.update({'where':
+  [...]})) would drop the question's slice: "MG in Q1 2017" and "DF in Q2 2018" would get one gold.
+-#}
+{% macro check_slice_kept(metric, rule_id, q, given) %}
+  {%- for key, items in given.items() -%}
+    {%- set now = q.get(key) if q is mapping else none -%}
+    {%- for item in items if now is none or item not in now -%}
+      {{ exceptions.raise_compiler_error("dptool: rule macro 'rule__" ~ rule_id ~ "' removed " ~ key ~ " `" ~ item ~ "` of metric '" ~ metric ~ "' (the question's slice); a rule adds to q." ~ key ~ " (q." ~ key ~ ".append(...)) and keeps what the caller put there") }}
+    {%- endfor -%}
+  {%- endfor -%}
 {% endmacro %}

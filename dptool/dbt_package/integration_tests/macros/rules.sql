@@ -41,3 +41,16 @@
   {% do changed.update({'value': 'avg(amount)'}) %}
   {{ return(changed) }}
 {% endmacro %}
+
+{% macro rule__delivered_only_keeping_slice(metric, q) %}
+  {#- only delivered orders count: sets q.where anew, and keeps every predicate the caller put there -#}
+  {% do q.update({'where': q.where + ["status = 'delivered'"]}) %}
+  {{ return(q) }}
+{% endmacro %}
+
+{% macro rule__delivered_only_dropping_slice(metric, q) %}
+  {#- the same rule written wrong: q.where set anew drops the caller's predicates (the question's slice), so
+      every slice would get one answer; build_metric_spec must fail the model -#}
+  {% do q.update({'where': ["status = 'delivered'"]}) %}
+  {{ return(q) }}
+{% endmacro %}
