@@ -24,12 +24,14 @@ from dptool.generate.graph import build_graph, graph_stats, graph_to_json
 from dptool.generate.instantiate import instantiate, plausible_types
 from dptool.generate.knowledge import knowledge_tasks
 from dptool.generate.materialize import GOLD_DIR, Built, materialize, write_models
+from dptool.generate.parity import check_parity
 from dptool.generate.phrase import phrase
 from dptool.generate.probe import probe
 from dptool.generate.profile import profile_dimensions
 from dptool.generate.proofs import read_proofs
 from dptool.generate.refresh import diff, markdown, read_tasks, task_key
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
+from dptool.generate.untasked import untasked
 from dptool.generate.validate import duplicate_questions, identifiers, issues, validate
 from dptool.outdir import BUNDLE, check_replaceable
 from dptool.project.catalog import Catalog
@@ -214,6 +216,11 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
 
     with stage("probe", f"where the rules of {sum(1 for s in skeletons if s.rules)} skeletons change their metric"):
         probe_more(skeletons)  # the earlier run's gold models wait in target/ (last_good): dbt parses none of them
+    parity = None
+    if catalog.semantic is not None and catalog.semantic.metrics:
+        with stage("parity", "the semantic layer's metrics computed by MetricFlow too"):
+            parity = check_parity(project, catalog, connection, {k: p.encoding for k, p in profiles.items()})
+            echo(f"  {parity.summary()}")
     with stage("instantiate", f"{len(skeletons)} skeletons"):
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes)
     with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
@@ -245,6 +252,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             done.sql_errors += more.sql_errors
         _drop_duplicates(done)
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
+    warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + warnings
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
         known = knowledge_tasks(catalog)
         for i, task in enumerate(known, start=1):
@@ -256,6 +264,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                        if t["task_id"] not in kept_ids]
         known = kept
         tasks = sorted(known + done.tasks, key=lambda t: t["task_id"])
+        warnings += untasked(catalog, tasks, pool, tried, done.dropped, done.reasons, warnings, proofs.unchanged)
+        warnings += parity.warnings() if parity is not None else []
         write_models(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
                      {t["task_id"]: t["question"] for t in tasks})
         # The gold models are left to the next dbt command's parse (dptool's catalog leaves them out; parsing them
@@ -277,7 +287,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         text = card(catalog=catalog, tasks=tasks, rejected=done.rejected, dropped=len(done.dropped),
                     graph_stats=graph_stats(graph), seed=seed, versions=versions,
                     domain_graphs={d: graph_stats(build_graph(catalog.subset(d))) for d in catalog.domains},
-                    llm=llm_card, drops=done.drops, min_per_type=min_per_type, proofs=proofs)
+                    llm=llm_card, drops=done.drops, min_per_type=min_per_type, proofs=proofs, warnings=warnings,
+                    parity=parity)
         if old_tasks is not None:
             changes = diff(old_tasks, tasks, done.reasons)
             extra.update({"refresh.json": json.dumps(changes, indent=2, ensure_ascii=False, sort_keys=True) + "\n",

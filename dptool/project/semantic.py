@@ -1226,13 +1226,12 @@ def docs_blocks(documents: dict[str, str]) -> str:
 
 def summary(layer: SemanticLayer | None) -> list[str]:
     """One line per translated count, skipped metric and note: what `dptool generate` prints."""
-    if layer is None or not (layer.metrics or layer.skipped or layer.notes or layer.warnings):
+    if layer is None or not (layer.metrics or layer.skipped or layer.notes):
         return []
     lines = [f"semantic layer: {len(layer.metrics)} metrics translated, {len(layer.skipped)} skipped"]
     lines += [f"skipped metric {name}: {reason}" for name, reason in sorted(layer.skipped.items())]
     lines += [f"note: {n}" for n in layer.notes]
-    lines += [f"warning: {w}" for w in layer.warnings]
-    return lines
+    return lines  # layer.warnings: generate says them with its summary, and card.md lists them
 
 
 def dumps(layer: SemanticLayer) -> str:
