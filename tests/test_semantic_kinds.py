@@ -13,9 +13,11 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from dptool.errors import DptoolError
 from dptool.generate.parity import check_parity
@@ -261,3 +263,31 @@ def test_a_metric_without_a_task_says_why(run, tmp_path):
     assert "candidates were dropped: " in line and "identifier" in line, line
     card = (root / "bundle" / "card.md").read_text(encoding="utf-8")
     assert "## Warnings" in card and f"- {line.removeprefix('warning: ')}" in card
+
+
+@pytest.mark.skipif(Version(version("dbt-core")) < Version("1.12"),
+                    reason="dbt-core 1.12's semantic-layer spec: `make test-dbt112` runs it")
+def test_dbt_112_spec(tmp_path):
+    """The same marts in dbt 1.12's spec (semantic models on their models, entities and dimensions on columns, metrics
+    without measures, an expression time dimension under derived_semantics): imported alike, and MetricFlow agrees."""
+    root = _copy(tmp_path / "project")
+    for name in ("_semantic_models.yml", "_metrics.yml"):
+        (root / "models" / "marts" / name).unlink()
+    shutil.copy(FIXTURE.parent / "bakery_latest_spec" / "_marts.yml", root / "models" / "marts" / "_marts.yml")
+    rules = root / "macros" / "rules" / "_rules.yml"
+    text = rules.read_text(encoding="utf-8").replace("[revenue, orders, new_customers]", "[revenue, order_count]")
+    rules.write_text(text.replace("[revenue, item_revenue]", "[revenue, completed_revenue]"), encoding="utf-8")
+    project = _set_up(root)
+    manifest = json.loads(project.manifest_path.read_text(encoding="utf-8"))
+    assert not manifest["semantic_models"]["semantic_model.bakery.orders"]["measures"]  # no measures in this spec
+    proc = cli("generate", "--project-dir", str(root), "--out", str(root / "bundle"), *ARGS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    catalog = _catalog(project, manifest)
+    assert set(catalog.semantic.metrics) == {"completed_revenue", "first_week_order_rate", "items", "items_per_order",
+                                             "new_customers", "north_revenue", "order_count", "ordering_customers",
+                                             "revenue"}
+    assert set(catalog.semantic.skipped) == {"revenue_mtd"}
+    assert catalog.metrics["order_count"].label == "Order Count"  # dbt 1.12 labels it "order_count"
+    assert catalog.metrics["revenue"].period == "model.bakery.orders.ordered_at"
+    assert catalog.tables["model.bakery.customers"].domain == "bakery"
+    assert "MetricFlow parity: 9 of 9 metrics equal" in proc.stdout, proc.stdout
