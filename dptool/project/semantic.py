@@ -16,16 +16,22 @@ What translates, and how (MetricFlow's semantics, one row of the semantic model'
   `type_params.metric_aggregation_params` (a metric that carries its own aggregation).
 - ratio and derived: a composite, as MetricFlow computes them: each input is a catalog metric computed under
   its own filter (the input's and the metric's) and its own rules, and the value combines them per group:
-  `1.0 * numerator / nullif(denominator, 0)`, or the derived metric's `expr` over its inputs' aliases. Every
-  input must aggregate rows of the same semantic model (so that a window means the same time in each).
+  `1.0 * numerator / nullif(denominator, 0)`, or the derived metric's `expr` over its inputs' aliases. Inputs
+  may live on different semantic models: each is computed over its own rows, and the composite is sliced by the
+  columns every input has; its period is the date column every input's window reads, none where they differ.
+- conversion: where the base events are one per entity (the entity is the base semantic model's primary key),
+  the base rows, each with the conversion events that count on it (`dptool_conversions`).
 - filters: `Dimension('entity__dim')`, `TimeDimension(...)`, `Entity(...)` resolve to the metric
-  model's columns (joined dimensions included); `Metric(...)` filters do not translate.
-- dimensions: categorical dimensions that are plain columns, and each measure's agg_time_dimension,
-  become catalog dimensions of the semantic model's node (an agent-visible table), except one whose
+  model's columns (dimensions one or two entities away joined); `Metric(...)` filters do not translate.
+- dimensions: categorical dimensions that are plain columns, and each measure's agg_time_dimension (a column, or
+  an expression that places a row in the day its one column does: `cast(col as date)`), become catalog
+  dimensions of the semantic model's node (an agent-visible table), except one whose
   `config.meta.dptool.dimension` (or its node column's `meta.dptool.dimension`) is false; entities become joins.
+- columns: those the node's relation has when the caller read them from the target (`relation_columns`); a
+  column the YAML documents and the relation lacks is a warning.
 
-Cumulative and conversion metrics, offsets, semi-additive measures and metrics whose inputs live in
-different semantic models have no single row grain: each is skipped with its reason, and the run goes on.
+Cumulative metrics, offsets, conversions with many base events per entity and semi-additive measures are no
+aggregate over a fixed set of rows: each is skipped with why no task can ask for it, and the run goes on.
 A model declared with `meta.dptool.metric` under the same name wins over the semantic metric.
 """
 
