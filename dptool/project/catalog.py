@@ -625,7 +625,9 @@ def _metric_named(catalog: Catalog, name: str, where: str) -> str:
     if skipped:
         raise DptoolError(f"{where}: meta.dptool.rule.modifies names {name!r}, a semantic-layer metric dptool skips: "
                           f"{skipped}")
-    semantic_name = {m.name: m.metric for m in getattr(layer, "metrics", {}).values() if m.metric != m.name}
+    if not getattr(layer, "metrics", None):
+        raise DptoolError(f"{where}: meta.dptool.rule.modifies names unknown metric {name!r}")
+    semantic_name = {m.name: m.metric for m in layer.metrics.values() if m.metric != m.name}
     known = ", ".join(f"{m} (semantic layer: {semantic_name[m]})" if m in semantic_name else m
                       for m in sorted(catalog.metrics))
     raise DptoolError(f"{where}: meta.dptool.rule.modifies names unknown metric {name!r}; a rule names a metric by "
