@@ -10,7 +10,7 @@ DEMO_TARGET ?= 1800
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DO_NOT_TRACK := 1
 
-.PHONY: install demo docs docs-check test test-postgres test-spark lint bench clean
+.PHONY: install demo docs docs-check test test-postgres test-spark test-dbt112 lint bench clean
 
 install: $(STAMP)
 
@@ -60,6 +60,23 @@ $(SPARK_STAMP): $(STAMP)
 # needs Java 17+ (.ci/run installs Debian's openjdk-17-jre-headless), and there a skip is a failure
 test-spark: $(SPARK_STAMP)
 	DPTOOL_REQUIRE_SPARK=1 $(BIN)/pytest -q tests/test_spark_dbt_package.py tests/test_spark.py tests/test_spark_ecommerce.py
+
+# the dbt-facing tests on dbt-core 1.12, in a venv of their own (.venv-dbt112): the dbt package's integration tests,
+# the semantic-layer imports, MetricFlow parity, generate end to end and the gold build. dbt-core 1.12 goes in without
+# dbt-core-experimental-parser, whose build downloads a binary from outside the registry (used only under
+# --use-v2-parser): tests/dbt112_venv.py says how, and fails unless `pip check` names that package alone
+DBT112 := .venv-dbt112
+DBT112_TESTS := tests/test_dbt_versions.py tests/test_dbt_package.py tests/test_semantic.py tests/test_semantic_kinds.py \
+	tests/test_generate_e2e.py tests/test_gold_build.py tests/test_postgres.py
+$(DBT112)/.installed: pyproject.toml tests/dbt112_venv.py
+	rm -rf $(DBT112)
+	$(PYTHON) -m venv $(DBT112)
+	$(DBT112)/bin/pip install --quiet --disable-pip-version-check --upgrade pip packaging
+	$(DBT112)/bin/python tests/dbt112_venv.py $(DBT112)
+	touch $@
+
+test-dbt112: $(DBT112)/.installed
+	DPTOOL_REQUIRE_DBT=1.12 $(DBT112)/bin/pytest -n 2 --dist loadgroup $(DBT112_TESTS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -21,10 +21,10 @@ REPO = Path(__file__).resolve().parent.parent
 # of this process's environment before any test runs, so the tests, in-process and `run_cli`'s subprocesses alike,
 # see only what a test sets itself (monkeypatch.setenv, or run_cli(env=...)). The harness's own settings stay:
 # the PostgreSQL server CI starts (DPTOOL_PG_*, DPTOOL_REQUIRE_POSTGRES), DPTOOL_REQUIRE_SPARK,
-# DPTOOL_REQUIRE_CHROMIUM and the dbt package's integration tests.
+# DPTOOL_REQUIRE_CHROMIUM, DPTOOL_REQUIRE_DBT (make test-dbt112) and the dbt package's integration tests.
 LEAKY_ENV = ("OLLAMA_HOST", "DBT_PROFILES_DIR", "DBT_PROFILE", "DBT_TARGET", "DBT_PROJECT_DIR")
 HARNESS_ENV = ("DPTOOL_PG_", "DPTOOL_REQUIRE_POSTGRES", "DPTOOL_REQUIRE_SPARK", "DPTOOL_REQUIRE_CHROMIUM",
-               "DPTOOL_IT_")
+               "DPTOOL_REQUIRE_DBT", "DPTOOL_IT_")
 
 
 def leaky(name: str) -> bool:

@@ -276,6 +276,7 @@ def test_rule_new_of_several_metrics_names_a_renamed_semantic_metric(project):
     skipped = cli("rule", "new", "mtd_cap", "--metric", "revenue_mtd", "--project-dir", str(project))
     assert skipped.returncode == 1
     assert skipped.stderr.startswith("error: --metric 'revenue_mtd' is a semantic metric dptool skips (cumulative "
-                                     "metric (month-to-date): a running total over time, not one aggregate over "
-                                     "rows); a rule can modify only a metric of the catalog: average_invoice_value,")
+                                     "metric (month-to-date): its value on a day aggregates the rows from the start "
+                                     "of that day's month to that day")
+    assert "); a rule can modify only a metric of the catalog: average_invoice_value," in skipped.stderr
     assert not (project / "macros" / "dptool_rules" / "rule__mtd_cap.sql").exists()

@@ -104,10 +104,23 @@ def test_generate_names_every_skipped_metric_and_goes_on(run):
                  "skipped metric trial_conversion_rate: conversion metric (trials_started -> subscriptions_started "
                  "by customer within 30 days)",
                  "skipped metric revenue_growth_mom: input 'revenue_last_month' is offset by 1 month",
-                 "skipped metric revenue_per_new_customer: its inputs aggregate rows of semantic models 'invoices' "
-                 "and 'customers'"):
+                 "semantic layer: 20 metrics translated, 3 skipped"):
         assert line in proc.stdout
+    # inputs on two semantic models (invoices, customers) placed in time by different dates: no period, said so
+    assert ("note: metric 'revenue_per_new_customer': its inputs place their rows in time by different dates "
+            "(dim_customers.signup_date, fct_invoices.invoiced_on): it has no period") in proc.stdout
     assert (out / "tasks.jsonl").is_file()
+
+
+def test_metricflow_computes_every_imported_metric_alike(run):
+    """MetricFlow, the semantic layer's own engine, and dptool's macros agree on every imported metric, overall, by
+    month and by two dimensions (generate's parity stage); card.md says so."""
+    _, _, proc, out = run
+    assert "MetricFlow parity: 20 of 20 metrics equal" in proc.stdout, proc.stdout
+    assert "MetricFlow parity" not in "".join(line for line in proc.stdout.splitlines() if line.startswith("warning"))
+    card = (out / "card.md").read_text(encoding="utf-8")
+    assert "## MetricFlow parity\n\n- 20 of 20 metrics equal" in card
+    assert "| revenue_per_new_customer | overall, by acquisition_channel, by country | equal |" in card
 
 
 def test_bundle_from_semantic_metrics(run):
@@ -268,12 +281,13 @@ def test_what_does_not_translate_is_skipped_with_its_reason(run):
     for (name, edit), reason in cases.items():
         layer = semantic.read_layer(_edit_metric(manifest, name, edit), "subscriptions")
         assert layer.skipped[name] == reason
-        assert len(layer.metrics) == 18  # every other metric still translates
+        assert len(layer.metrics) == 19  # every other metric still translates
     # a metric that reads an untranslatable one is skipped with the same reason
     layer = semantic.read_layer(_edit_metric(manifest, "revenue", metric_filter), "subscriptions")
     assert layer.skipped["net_revenue"] == layer.skipped["revenue"]
     assert set(layer.skipped) - set(_layer(manifest)["skipped"]) == {"revenue", "net_revenue",
-                                                                     "revenue_per_paying_customer"}
+                                                                     "revenue_per_paying_customer",
+                                                                     "revenue_per_new_customer"}
     layer = semantic.read_layer(_edit_metric(manifest, "average_invoice_value", percentile), "subscriptions")
     assert layer.metrics["average_invoice_value"].decl["value"] == \
         "percentile_cont(0.9) within group (order by amount_due)"

@@ -175,14 +175,16 @@ def period_line(metric, catalog: Catalog) -> str:
 def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int, graph_stats: dict,
          seed: int, versions: dict[str, str], domain_graphs: dict[str, dict] | None = None,
          llm: dict | None = None, drops: list[tuple[str, str]] | None = None, min_per_type: int | None = None,
-         proofs=None) -> str:
+         proofs=None, warnings: list[str] | None = None, parity=None) -> str:
     """card.md: what the bundle holds and how it was made; byte-stable for the same inputs.
 
     `llm` ({model, prompts, usage, review}) when an LLM phrased and judged: the card then says which
     stages used which model and prompt version, the requests and tokens per stage, and what the judge did.
     `drops` are (reason, candidate description) of every candidate that did not become a task; with
     `min_per_type`, the (domain, analysis type) pairs left below it are listed; `proofs`
-    (dptool.generate.proofs.ProofFindings) gives the rules that change nothing on the data.
+    (dptool.generate.proofs.ProofFindings) gives the rules that change nothing on the data; `warnings` are the
+    run's warning lines (a metric or rule with no task, and why), `parity` the MetricFlow check
+    (dptool.generate.parity.Parity).
     """
     def table(title: str, counts: Counter) -> list[str]:
         rows = [f"### {title}", "", "| | tasks |", "| --- | ---: |"]
@@ -221,6 +223,8 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
         *_drops_section(drops),
         *_below_minimum(tasks, catalog, min_per_type),
         *_proofs_section(proofs, catalog),
+        *_warnings_section(warnings),
+        *(parity.card_lines() if parity is not None else []),
         *_llm_section(llm),
         "## Artifact linkage graph",
         "",
@@ -235,6 +239,13 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
 
 
 EXAMPLES_PER_REASON = 2
+
+
+def _warnings_section(warnings: list[str] | None) -> list[str]:
+    """What `dptool generate` warned of, as it said it: a metric or rule without a task says why here too."""
+    if not warnings:
+        return []
+    return ["## Warnings", "", *[f"- {w.removeprefix('warning: ')}" for w in warnings], ""]
 
 
 def describe(c) -> str:

@@ -26,12 +26,14 @@ from dptool.generate.ids import Ids, knowledge_key
 from dptool.generate.instantiate import instantiate, plausible_types
 from dptool.generate.knowledge import knowledge_tasks
 from dptool.generate.materialize import GOLD_DIR, Built, materialize, write_models
+from dptool.generate.parity import check_parity
 from dptool.generate.phrase import phrase
 from dptool.generate.probe import probe
 from dptool.generate.profile import profile_dimensions
 from dptool.generate.proofs import read_proofs
 from dptool.generate.refresh import diff, markdown, read_tasks, reasked, settings_line
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
+from dptool.generate.untasked import untasked
 from dptool.generate.validate import duplicate_questions, identifiers, issues, validate
 from dptool.outdir import BUNDLE, check_replaceable
 from dptool.project.catalog import Catalog
@@ -242,6 +244,11 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
 
     with stage("probe", f"where the rules of {sum(1 for s in skeletons if s.rules)} skeletons change their metric"):
         probe_more(skeletons)  # the earlier run's gold models wait in target/ (last_good): dbt parses none of them
+    parity = None
+    if catalog.semantic is not None and catalog.semantic.metrics:
+        with stage("parity", "the semantic layer's metrics computed by MetricFlow too"):
+            parity = check_parity(project, catalog, connection, {k: p.encoding for k, p in profiles.items()})
+            echo(f"  {parity.summary()}")
     ids = Ids()  # every id of the run: the same question gets the same id, two questions never one
     with stage("instantiate", f"{len(skeletons)} skeletons"):
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids)
@@ -270,6 +277,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                 done.add(_round(project, again, catalog, connection, dialect, progress, reviewer))
         _drop_duplicates(done)
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
+    warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + warnings
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
         known = knowledge_tasks(catalog)
         for task in known:
@@ -283,6 +291,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                 done.drops.append((done.reasons[t["task_id"]], describe_task(t)))
         known = kept
         tasks = sorted(known + done.tasks, key=lambda t: t["task_id"])
+        warnings += untasked(catalog, tasks, pool, tried, done.dropped, done.reasons, warnings, proofs.unchanged)
+        warnings += parity.warnings() if parity is not None else []
         models = write_models(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
                               {t["task_id"]: t["question"] for t in tasks}, out=out,
                               previous=project.target_dir / KEPT / GOLD_DIR)
@@ -306,7 +316,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         text = card(catalog=catalog, tasks=tasks, rejected=done.rejected, dropped=len(done.dropped),
                     graph_stats=graph_stats(graph), seed=seed, versions=versions,
                     domain_graphs={d: graph_stats(build_graph(catalog.subset(d))) for d in catalog.domains},
-                    llm=llm_card, drops=done.drops, min_per_type=min_per_type, proofs=proofs)
+                    llm=llm_card, drops=done.drops, min_per_type=min_per_type, proofs=proofs, warnings=warnings,
+                    parity=parity)
         if old_tasks is not None:
             changes = diff(old_tasks, tasks, metrics=catalog.metrics, rules=catalog.rules, made=ids.by_key,
                            reasons=done.reasons, unaskable=unaskable)

@@ -180,7 +180,8 @@ class Catalog:
 
 
 def load_catalog(manifest: dict, manifest_path: str = "manifest.json",
-                 rule_documents: dict[str, str] | None = None) -> Catalog:
+                 rule_documents: dict[str, str] | None = None,
+                 relation_columns: dict[str, list[str]] | None = None) -> Catalog:
     """Build the catalog from a parsed manifest.json.
 
     Metrics come from models declaring `meta.dptool.metric` and from the dbt semantic layer
@@ -200,7 +201,7 @@ def load_catalog(manifest: dict, manifest_path: str = "manifest.json",
     for _, node in sorted(nodes.items()):
         if node.get("resource_type") == "test":
             _load_join(catalog, node)
-    _extend_with_semantic_layer(catalog, manifest)
+    _extend_with_semantic_layer(catalog, manifest, relation_columns)
     for uid, node in sorted(nodes.items()):
         if node.get("resource_type") == "model" and "metric" in _dptool(node) and not semantic.is_generated(node):
             _load_metric(catalog, uid, node, nodes, project)
@@ -414,6 +415,9 @@ def _check_composites(catalog: Catalog, manifest: dict) -> None:
         # a semantic-layer composite's model is dptool's own, and may not be written yet
         declared = bool(node) and not semantic.is_generated(node)
         decl = _dptool(node).get("metric") or {}
+        generated = getattr(catalog.semantic, "metrics", {}).get(metric_id)
+        if not declared and generated is not None:
+            decl = generated.decl
         if declared:
             _check_composite_value(metric, _component_aliases(decl.get("components")), where)
         depends = set(node.get("depends_on", {}).get("nodes", []))
@@ -581,6 +585,8 @@ def _check_references(catalog: Catalog, manifest: dict, manifest_path: str) -> N
     macros = manifest.get("macros", {})
     for rule_id, rule in list(catalog.rules.items()):
         where = _where(macros.get(rule.unique_id, {}))
+        modifies = tuple(dict.fromkeys(_metric_named(catalog, m, where) for m in rule.modifies))
+        rule = catalog.rules[rule_id] = replace(rule, modifies=modifies)
         for metric_id in rule.modifies:
             if metric_id not in catalog.metrics:
                 raise DptoolError(f"{where}: meta.dptool.rule.modifies names unknown metric {metric_id!r}")
@@ -635,20 +641,47 @@ def _metric_where(catalog: Catalog, manifest: dict, metric: Metric) -> str:
     return _where(node or {"unique_id": metric.unique_id})
 
 
+def _metric_named(catalog: Catalog, name: str, where: str) -> str:
+    """The catalog metric a rule's `modifies` names: by dptool's id, or by the semantic layer's name of a metric
+    dptool declares under another id (`orders` -> `orders_metric`). Neither is one error that lists both."""
+    if name in catalog.metrics:
+        return name
+    layer = catalog.semantic
+    found = layer.dptool_id(name) if layer is not None else None
+    if found in catalog.metrics:
+        return found
+    skipped = (getattr(layer, "skipped", None) or {}).get(name)
+    if skipped:
+        raise DptoolError(f"{where}: meta.dptool.rule.modifies names {name!r}, a semantic-layer metric dptool skips: "
+                          f"{skipped}")
+    if not getattr(layer, "metrics", None):
+        raise DptoolError(f"{where}: meta.dptool.rule.modifies names unknown metric {name!r}")
+    semantic_name = {m.name: m.metric for m in layer.metrics.values() if m.metric != m.name}
+    known = ", ".join(f"{m} (semantic layer: {semantic_name[m]})" if m in semantic_name else m
+                      for m in sorted(catalog.metrics))
+    raise DptoolError(f"{where}: meta.dptool.rule.modifies names unknown metric {name!r}; a rule names a metric by "
+                      f"dptool's id or its semantic-layer name, and the metrics are: {known or 'none'}")
+
+
 # --- the dbt semantic layer's side -----------------------------------------------------------------------
 
-def _extend_with_semantic_layer(catalog: Catalog, manifest: dict) -> None:
+def _extend_with_semantic_layer(catalog: Catalog, manifest: dict, relation_columns=None) -> None:
     """Add the semantic layer's tables, dimensions, joins and metrics to a catalog being loaded.
 
     Declarations under meta.dptool win: a table, dimension or metric the catalog already has is kept.
     The translation (and what was skipped, and why) is kept as `catalog.semantic`.
     """
-    layer = semantic.read_layer(manifest, catalog.project)
+    layer = semantic.read_layer(manifest, catalog.project, relation_columns)
     catalog.semantic = layer
     used = {m.semantic_model for m in layer.metrics.values()}
     used |= {j for m in layer.metrics.values() for j in _joined_models(m, layer)}
     for name in sorted(used):
         model = layer.models[name]
+        declared = catalog.tables.get(model.node_id)
+        if declared is not None and declared.domain != model.domain and not _dptool(
+                manifest.get("nodes", {}).get(model.node_id, {})).get("domain"):
+            # `table: true` on a semantic model's node: one table, in the domain of the metrics that read it
+            catalog.tables[model.node_id] = replace(declared, domain=model.domain)
         if model.node_id not in catalog.tables:
             catalog.tables[model.node_id] = Table(model.node_id, model.table_name, model.domain, model.relation_name,
                                                   model.description, dict(model.column_docs))
@@ -671,7 +704,7 @@ def _extend_with_semantic_layer(catalog: Catalog, manifest: dict) -> None:
             id=name, unique_id=f"model.{catalog.project}.{name}", domain=model.domain, label=d["label"],
             value=d["value"], unit=d["unit"], format=d["format"], formula=d["formula"], tier=d["tier"],
             grain=d["grain"], description=m.description, components=m.components, tables=m.tables,
-            columns=tuple(n for _, n in m.columns),
+            columns=m.column_names,
         )
         columns = catalog.metrics[name].columns
         where = f"{m.semantic_model}: metric {m.metric}"

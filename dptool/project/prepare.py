@@ -61,6 +61,9 @@ def prepare_catalog(project: DbtProject, manifest: dict, *, rules_dir: str | Pat
     if built_for and built_for != target:  # relation names in the manifest are another target's
         raise DptoolError(f"{project.manifest_path}: written for a {built_for} target, and this run's target is "
                           f"{target}; run `dbt build` for this target first")
+    columns = relation_columns(manifest, project)
+    if columns:  # the semantic layer's metrics read the columns the relations have, not those the YAML documents
+        catalog = load_catalog(manifest, str(project.manifest_path), documents, columns)
     for line in semantic.summary(catalog.semantic):
         echo(f"  {line}")
     unused = sorted(set(documents) - set(catalog.rules))
@@ -73,6 +76,28 @@ def prepare_catalog(project: DbtProject, manifest: dict, *, rules_dir: str | Pat
     extra = {RULE_DOCS: semantic.docs_blocks(blocks)} if blocks else {}
     semantic.write_models(project.project_dir, catalog.semantic, extra)
     return catalog
+
+
+def relation_columns(manifest: dict, project: DbtProject) -> dict[str, list[str]]:
+    """The columns of each semantic model's relation, as the target has them (a query that reads no row); a
+    relation the target does not have yet is left out (its documented columns stand)."""
+    from dptool.project.warehouse import Warehouse
+
+    nodes = manifest.get("nodes", {})
+    wanted = sorted({d for sm in (manifest.get("semantic_models") or {}).values()
+                     for d in (sm.get("depends_on") or {}).get("nodes") or []
+                     if (nodes.get(d) or {}).get("relation_name")})
+    out: dict[str, list[str]] = {}
+    if not wanted:
+        return out
+    with Warehouse.of(project.connection()) as warehouse:
+        for uid in wanted:
+            try:
+                names, _ = warehouse.query(f"select * from {nodes[uid]['relation_name']} where 1 = 0")
+            except DptoolError:
+                continue
+            out[uid] = list(names)
+    return out
 
 
 def manifest_behind_generated(project: DbtProject, manifest: dict) -> bool:
