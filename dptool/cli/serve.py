@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import shlex
 from pathlib import Path
 
 import click
@@ -77,7 +78,18 @@ def serve_command(bundle, http, host, port, out, task_id, epochs, model, sql_tim
                    f"{run.progress()}; run folder {out}; MCP over {where}", err=True)
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends an HTTP server: the run stays resumable
             serve(run, http=http, host=host, port=port)
-        click.echo(f"dptool serve: stopped; {run.progress()}; score it with: dptool score {bundle} {out}", err=True)
+        click.echo(f"dptool serve: stopped; {run.progress()}; score it with: "
+                   f"{shlex.join(['dptool', 'score', bundle, str(out), *selection_flags(selection)])}", err=True)
+
+
+def selection_flags(selection) -> list[str]:
+    """The options that select the same tasks (for the `dptool score` command a server suggests)."""
+    flags = ["--tasks", ",".join(selection.tasks)] if selection.tasks else []
+    for option, values in (("--type", selection.types), ("--domain", selection.domains), ("--tier", selection.tiers)):
+        flags += [option, ",".join(values)] if values else []
+    if selection.sample:
+        flags += ["--sample", str(selection.sample)] + (["--seed", str(selection.seed)] if selection.seed != 42 else [])
+    return flags
 
 
 def _warn_if_exposed(http: bool, host: str) -> None:
