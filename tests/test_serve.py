@@ -163,8 +163,8 @@ async def drive(params: StdioServerParameters, answers: dict[str, object], *, st
 
 
 @pytest.fixture(scope="module")
-def bundle() -> Path:  # DEVTMP
-    return Path("/tmp/serve-dev/bundle")
+def bundle(demo_bundle) -> Path:
+    return demo_bundle[0]
 
 
 @pytest.fixture(scope="module")

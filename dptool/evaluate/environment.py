@@ -155,6 +155,11 @@ def read_tables(warehouse: Path) -> dict[str, Table]:
     return tables
 
 
+def schema_of(tables: dict[str, Table]) -> str:
+    """The tables, one line each: schema.table(column TYPE, ...)."""
+    return "\n".join(f"- {t.name}({', '.join(f'{c} {d}' for c, d in t.columns)})" for t in tables.values())
+
+
 @dataclass(frozen=True)
 class Metric:
     name: str
@@ -175,6 +180,23 @@ def read_metrics(kb: Path) -> list[Metric]:
     return out
 
 
+@dataclass(frozen=True)
+class Knowledge:
+    """What the tools know of a bundle besides its SQL: the tables, the kb (searched and by document), the catalog."""
+
+    tables: dict[str, Table]
+    kb: KnowledgeBase
+    documents: dict[str, Path]
+    metrics: list[Metric]
+
+    @classmethod
+    def read(cls, bundle: Path) -> Knowledge:
+        kb = bundle / "kb"
+        tables = read_tables(bundle / "warehouse.duckdb")  # first: a bundle without a warehouse is said so
+        return cls(tables, KnowledgeBase(kb), {p.relative_to(kb).as_posix(): p for p in sorted(kb.rglob("*.md"))},
+                   read_metrics(kb))
+
+
 class Environment:
     """The tools of one bundle: its warehouse in a sandbox, its kb, its metric catalog.
 
@@ -182,14 +204,12 @@ class Environment:
     session (a task's queries leave nothing for the next). Calls are serialized: the sandbox runs one query at a time.
     """
 
-    def __init__(self, bundle: str | Path, limits: Limits = Limits()):
+    def __init__(self, bundle: str | Path, limits: Limits = Limits(), knowledge: Knowledge | None = None):
+        """`knowledge`: the bundle's, read once for several environments (one per inspect sample); else read here."""
         self.bundle = Path(bundle)
         self.limits = limits
-        self.tables = read_tables(self.bundle / "warehouse.duckdb")
-        kb = self.bundle / "kb"
-        self.kb = KnowledgeBase(kb)
-        self.documents = {p.relative_to(kb).as_posix(): p for p in sorted(kb.rglob("*.md"))}
-        self.metrics = read_metrics(kb)
+        known = knowledge or Knowledge.read(self.bundle)
+        self.tables, self.kb, self.documents, self.metrics = known.tables, known.kb, known.documents, known.metrics
         self._lock = threading.Lock()
         self.sandbox = Sandbox(self.bundle / "warehouse.duckdb", timeout=limits.sql_timeout,
                                max_rows=limits.max_rows, memory_mb=limits.sql_memory_mb)
@@ -209,7 +229,7 @@ class Environment:
 
     def schema(self) -> str:
         """The tables, one line each: schema.table(column TYPE, ...) (what get_all_models replies)."""
-        return "\n".join(f"- {t.name}({', '.join(f'{c} {d}' for c, d in t.columns)})" for t in self.tables.values())
+        return schema_of(self.tables)
 
     def call(self, tool: str, arguments: dict[str, Any] | None) -> Reply:
         """The reply of one tool call; an unknown tool or a wrong argument is an error reply, as is any failure."""

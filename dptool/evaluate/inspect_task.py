@@ -31,9 +31,10 @@ from dptool.evaluate.environment import (
     PROMPT_VERSION,
     TOOLS,
     Environment,
+    Knowledge,
     Limits,
     load_environment_prompts,
-    read_tables,
+    schema_of,
 )
 from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from dptool.evaluate.score import load_tasks
@@ -84,11 +85,10 @@ def benchmark(bundle: str, tasks: str | None = None, type: str | None = None, do
                       metadata={"domain": t.get("domain"), "analysis_type": t.get("analysis_type"),
                                 "tier": t.get("tier")})
                for t in chosen]
-    tables = read_tables(path / "warehouse.duckdb")
-    schema = "\n".join(f"- {t.name}({', '.join(f'{c} {d}' for c, d in t.columns)})" for t in tables.values())
-    system = Template(prompts["system"]).substitute(max_rows=limits.max_rows, schema=schema,
+    knowledge = Knowledge.read(path)  # once for every sample's environment
+    system = Template(prompts["system"]).substitute(max_rows=limits.max_rows, schema=schema_of(knowledge.tables),
                                                     condition=prompts["conditions"]["standard"].strip())
-    return Task(dataset=samples, setup=dptool_environment(str(path), limits, system), solver=generate(),
+    return Task(dataset=samples, setup=dptool_environment(str(path), limits, system, knowledge), solver=generate(),
                 scorer=dptool_scorer(str(path)), cleanup=_close_environment, epochs=int(epochs), name="dptool",
                 metadata={"dptool": {"bundle": fingerprint(path), "selection": selection.as_dict(),
                                      "prompt_version": PROMPT_VERSION, "condition": "standard",
@@ -97,11 +97,12 @@ def benchmark(bundle: str, tasks: str | None = None, type: str | None = None, do
 
 
 @solver
-def dptool_environment(bundle: str, limits: Limits, system: str):
-    """Open the bundle's environment for the sample: its tools, and the system message that names them."""
+def dptool_environment(bundle: str, limits: Limits, system: str, knowledge: Knowledge | None = None):
+    """Open the bundle's environment for the sample (its own SQL session): its tools, and the system message that
+    names them."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        env = await anyio.to_thread.run_sync(Environment, bundle, limits)
+        env = await anyio.to_thread.run_sync(Environment, bundle, limits, knowledge)
         _OPEN[state.uuid] = env
         state.messages.insert(0, ChatMessageSystem(content=system))
         state.tools = environment_tools(env)
