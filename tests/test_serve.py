@@ -393,17 +393,39 @@ def test_tasks_are_handed_out_attempt_by_attempt_and_a_restart_resumes(tiny_bund
         assert _handed(run)["task_id"] == "pq_2"
     with Environment(tiny_bundle) as env:  # a new server: pq_2's attempt 1 was handed out, never answered
         run = ServedRun(env, tasks, out, epochs=2)
-        order = []
+        order, notes = [], []
         while not (handed := _handed(run)).get("done"):
             order.append((handed["task_id"], handed["attempt"]))
+            notes.append("note" in handed)
             run.call("submit_answer", {"task_id": handed["task_id"], "answer": "62.25"})
         assert order == [("pq_2", 1), ("pq_1", 2), ("pq_2", 2)]
+        assert notes == [True, False, False]  # the open attempt goes on, as open
+    kept = json.loads((out / "transcripts" / "pq_2-1.json").read_text(encoding="utf-8"))
+    assert [c["tool"] for c in kept["calls"]] == ["next_task", "next_task", "submit_answer"]  # the first server's too
+    assert kept["finished"] is True
     assert answered(out / "answers.jsonl") == {("pq_1", 1), ("pq_2", 1), ("pq_1", 2), ("pq_2", 2)}
     assert sorted(p.name for p in (out / "transcripts").glob("*.json")) == ["pq_1-1.json", "pq_1-2.json",
                                                                            "pq_2-1.json", "pq_2-2.json"]
     # the restart's done reply and the first server's calls after its submit went outside every attempt
     outside = (out / "transcripts" / "outside-tasks.jsonl").read_text(encoding="utf-8")
     assert '"tool": "submit_answer"' in outside and '"done": true' in outside.replace('\\"', '"')
+
+
+def test_one_attempt_across_a_server_per_call(tiny_bundle, tmp_path):
+    # LangChain's MultiServerMCPClient over stdio starts a server for every tool call
+    tasks, out = load_tasks(tiny_bundle), tmp_path / "run"
+    for tool, arguments in [("next_task", {}), ("execute_sql", {"sql": "select count(*) as n from shop.orders"}),
+                            ("submit_answer", {"task_id": "pq_1", "answer": {"value": 62.25}})]:
+        with Environment(tiny_bundle) as env:
+            reply = ServedRun(env, tasks, out).call(tool, arguments)
+            assert not reply.error, reply.text
+    record, = [json.loads(line) for line in (out / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert (record["task_id"], record["attempt"], record["tool_calls"], record["answer"]) == ("pq_1", 1, 1,
+                                                                                            {"value": 62.25})
+    transcript = json.loads((out / record["transcript"]).read_text(encoding="utf-8"))
+    assert [c["tool"] for c in transcript["calls"]] == ["next_task", "execute_sql", "submit_answer"]
+    assert transcript["calls"][1]["reply"] == "n\n10\n(1 row)"
+    assert not (out / "transcripts" / "outside-tasks.jsonl").exists()
 
 
 def test_a_served_run_refuses_other_settings_and_a_folder_it_did_not_write(tiny_bundle, tmp_path):
@@ -434,6 +456,7 @@ def test_the_environment_s_tools_on_a_small_bundle(tiny_bundle):
                 ("execute_sql", {"sql": "drop table shop.orders"}, "error: refused: DROP is DDL; execute_sql takes"),
                 ("execute_sql", {}, "error: execute_sql needs the argument 'sql'"),
                 ("search_kb", {"query": "x", "k": 0}, "error: search_kb: k must be between 1 and 20"),
+                ("search_kb", {"query": "refund " * 1000}, "error: search_kb: the query is 7,000 characters, at most"),
                 ("get_model_details", {"name": "tasks"}, "error: no table 'tasks'; the tables are shop.orders"),
                 ("get_kb_document", {"path": "../tasks.jsonl"}, "error: no kb document '../tasks.jsonl'"),
                 ("list_metrics", {"search": 3}, "error: list_metrics: 'search' must be a string or a list"),

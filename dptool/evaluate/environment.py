@@ -38,6 +38,7 @@ from dptool.llm.client import PROMPTS
 
 PROMPT_VERSION = "v1"
 MAX_K = 20  # passages search_kb returns at most
+MAX_QUERY_CHARS = 2_000  # BM25 over a query of megabytes takes seconds, and the server answers one call at a time
 MAX_ANSWER_CHARS = 100_000
 SUBMIT, NEXT = "submit_answer", "next_task"
 
@@ -296,6 +297,9 @@ class Environment:
     def _search_kb(self, query: str, k: int = DEFAULT_K) -> Reply:
         if not 1 <= k <= MAX_K:
             return failed(f"search_kb: k must be between 1 and {MAX_K}")
+        if len(query) > MAX_QUERY_CHARS:
+            return failed(f"search_kb: the query is {len(query):,} characters, at most {MAX_QUERY_CHARS:,}; "
+                          "search for a few words")
         text = self.kb.run(query, k)
         return Reply(text, text.startswith("error:"))
 
@@ -394,7 +398,7 @@ def prepare_run_folder(out: Path, settings: dict) -> None:
 class _Attempt:
     task: dict
     attempt: int
-    started: float
+    started: float  # wall-clock time it was handed out: an attempt may outlive its server (see ServedRun)
     calls: list[dict] = field(default_factory=list)
 
     @property
@@ -405,7 +409,12 @@ class _Attempt:
 class ServedRun:
     """Tasks handed out one attempt at a time (every task for attempt 1, then for attempt 2, ...), and every call
     recorded in the attempt it was made in. One attempt is open at a time: calls made while none is open are
-    recorded in transcripts/outside-tasks.jsonl."""
+    recorded in transcripts/outside-tasks.jsonl.
+
+    The open attempt lives in its transcript, written at every call, so it outlives the server: a server started
+    on the folder goes on with it (its calls kept). A client that starts a server per tool call (LangChain's
+    MultiServerMCPClient over stdio does) thus works through one attempt across many processes.
+    """
 
     def __init__(self, env: Environment, tasks: list[dict], out: str | Path, *, epochs: int = 1,
                  settings: dict | None = None, prompt_version: str = PROMPT_VERSION):
@@ -424,8 +433,22 @@ class ServedRun:
         done = answered(self.answers)
         self.todo = [(a, t) for a in range(1, epochs + 1) for t in tasks if (t["task_id"], a) not in done]
         self.total = epochs * len(tasks)
-        self.open: _Attempt | None = None
+        self.open: _Attempt | None = self._reopen()
         self._lock = threading.RLock()
+
+    def _reopen(self) -> _Attempt | None:
+        """The attempt a server before this one handed out and nobody answered, taken off the list to do."""
+        for i, (attempt, task) in enumerate(self.todo):
+            path = self.out / "transcripts" / _Attempt(task, attempt, 0).name
+            try:
+                kept = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(kept, dict) and kept.get("finished") is False and kept.get("bundle") == self.fingerprint:
+                del self.todo[i]
+                return _Attempt(task, attempt, float(kept.get("started_at") or time.time()),
+                                list(kept.get("calls") or []))
+        return None
 
     @property
     def instructions(self) -> str:
@@ -464,7 +487,8 @@ class ServedRun:
                     f.write(json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n")
                 return
             attempt.calls.append(entry)
-            self._write_transcript(attempt, into[1] if into else None)
+            if not into:  # a submitted attempt's transcript is written once, finished, with its answer
+                self._write_transcript(attempt, None)
 
     def _next_task(self) -> Reply:
         if self.open is None:
@@ -473,7 +497,7 @@ class ServedRun:
                                                                   "attempts); there is nothing more to do"}))
             attempt, task = self.todo.pop(0)
             self.env.new_session()  # nothing a query of the last task did is seen by this one
-            self.open = _Attempt(task, attempt, time.monotonic())
+            self.open = _Attempt(task, attempt, time.time())
             note = None
         else:
             note = "this task is still open: submit its answer with submit_answer before the next one"
@@ -504,20 +528,23 @@ class ServedRun:
                 + (f"{left} to go: call next_task" if left else "that was the last: the run is complete"))
         return Reply(text), (attempt, answer)
 
-    def _transcript(self, attempt: _Attempt, answer: Any) -> dict:
+    def _transcript(self, attempt: _Attempt, answer: Any, finished: bool) -> dict:
         calls = [c for c in attempt.calls if c["tool"] not in (NEXT, SUBMIT)]
         return {"task_id": attempt.task["task_id"], "attempt": attempt.attempt, "bundle": self.fingerprint,
-                "source": "serve", "prompt": self.task_prompt(attempt.task), "answer": answer,
-                "seconds": round(time.monotonic() - attempt.started, 3), "tool_calls": len(calls),
+                "source": "serve", "prompt": self.task_prompt(attempt.task), "answer": answer, "finished": finished,
+                "started_at": round(attempt.started, 3), "seconds": round(time.time() - attempt.started, 3),
+                "tool_calls": len(calls),
                 "sql_errors": sum(1 for c in calls if c["tool"] == "execute_sql" and c["error"]),
                 "calls": attempt.calls}
 
-    def _write_transcript(self, attempt: _Attempt, answer: Any) -> None:
+    def _write_transcript(self, attempt: _Attempt, answer: Any, finished: bool = False) -> dict:
+        transcript = self._transcript(attempt, answer, finished)
         write_atomic(self.out / "transcripts" / attempt.name,
-                     json.dumps(self._transcript(attempt, answer), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+                     json.dumps(transcript, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        return transcript
 
     def _finish(self, attempt: _Attempt, answer: Any) -> None:
-        transcript = self._transcript(attempt, answer)
+        transcript = self._write_transcript(attempt, answer, finished=True)
         append_answer(self.answers, {
             "task_id": attempt.task["task_id"], "attempt": attempt.attempt, "bundle": self.fingerprint,
             "answer": answer, "transcript": f"transcripts/{attempt.name}", "stop": "answer",
