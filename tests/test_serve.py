@@ -93,18 +93,22 @@ def secrets_of(task: dict) -> list[str]:
     return [s for s in out if s]
 
 
-def flow_secrets(task: dict, hint: str) -> list[re.Pattern]:
+def flow_secrets(task: dict, hint: str, numbers: bool = True) -> list[re.Pattern]:
     """What the task flow's replies (next_task, submit_answer) may not carry either: the key names of the hidden
     fields, the task's rule ids, and every value of its gold and base that its question and answer format do not
-    already say (numbers as they are written: 2.08, 2.080, 2.0800)."""
+    already say (numbers as they are written: 2.08, 2.080, 2.0800; not in the server's fixed texts, which say
+    "100 rows")."""
     shown = f"{task['question']}\n{hint}"
     words = list(SECRET_KEYS) + [r for r in [*(task.get("rule_ids") or ()), *(task.get("rules_in_force") or ()),
                                              task.get("withdrawn_rule")] if r]
     for leaf in _leaves([task.get("gold"), task.get("base")]):
         if isinstance(leaf, bool) or leaf is None:
             continue
-        if isinstance(leaf, int | float) and (isinstance(leaf, float) and leaf != int(leaf) or abs(leaf) >= 100):
-            words += [f for f in _number_forms(float(leaf)) | {str(leaf)} if f not in shown]
+        if isinstance(leaf, str) and re.fullmatch(r"-?\d+(\.\d+)?", leaf):  # a knowledge fact "100" is a number
+            leaf = float(leaf)
+        if isinstance(leaf, int | float):
+            if numbers and (isinstance(leaf, float) and leaf != int(leaf) or abs(leaf) >= 100):
+                words += [f for f in _number_forms(float(leaf)) | {str(leaf)} if f not in shown]
         elif isinstance(leaf, str) and len(leaf) >= 3 and leaf.casefold() not in shown.casefold():
             words.append(leaf)
     return [re.compile(rf"(?<![\w.]){re.escape(w)}(?![\w])") for w in words]
@@ -241,12 +245,11 @@ def test_no_reply_of_a_session_reveals_a_task_s_answer_sql_or_rule_scope(selecte
         assert set(handed) <= HANDED_OUT, set(handed) - HANDED_OUT
     for task in selected:
         hint = next(h["answer_format"] for h in log["handed"] if h["task_id"] == task["task_id"])
-        patterns = flow_secrets(task, hint)
         flow = [(name, text) for (name, _, text, _), opened in zip(log["replies"], log["open"], strict=True)
                 if name in FLOW_TOOLS and opened == task["task_id"]]
         assert [name for name, _ in flow] == ["next_task", "submit_answer"]
         for name, text in flow + [("static", static)]:
-            found = [p.pattern for p in patterns if p.search(text)]
+            found = [p.pattern for p in flow_secrets(task, hint, numbers=name != "static") if p.search(text)]
             assert not found, (task["task_id"], name, found, text[:300])
     # and no other tool's reply depends on which task is open
     for (name, arguments), replies in log["independent"].items():
