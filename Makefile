@@ -17,7 +17,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,fast]'
+	$(BIN)/pip install --quiet -e '.[dev,fast,inspect]'
 	touch $(STAMP)
 
 demo: $(STAMP)

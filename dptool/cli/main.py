@@ -15,6 +15,7 @@ from dptool.cli.evaluate import answer_command, eval_command, score_command
 from dptool.cli.interrupt import exit_interrupted
 from dptool.cli.llm import configured_llm, echo_llm_summary, judge_agreement_command, link_command, llm_options
 from dptool.cli.options import project_options, seed_option
+from dptool.cli.serve import COMMANDS as SERVE_COMMANDS
 from dptool.errors import DptoolError
 
 
@@ -295,6 +296,6 @@ def ablate_pairing(project_dir, profiles_dir, dbt_target, seed, limit, bundle):
 
 # Commands of other areas register here, one line each (their modules import nothing from this one).
 COMMANDS: list[click.Command] = [score_command, answer_command, eval_command, dp_command, link_command,
-                                 judge_agreement_command]
+                                 judge_agreement_command, *SERVE_COMMANDS]
 for command in COMMANDS:
     main.add_command(command)

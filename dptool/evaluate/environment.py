@@ -1,0 +1,557 @@
+"""The benchmark's environment for the user's own agent: its tools and its task flow, independent of MCP.
+
+`dptool serve` (MCP) and the inspect-ai task serve the same `Environment`. Its tools are named, with their
+arguments, as dbt-mcp names the same job, so an agent built on dbt-mcp runs unchanged where it can:
+`execute_sql(sql)` runs one read-only query on the bundle's warehouse through the sandbox (its limits, its one-line
+errors); `get_all_models` and `get_model_details(name)` show the tables and their columns; `list_metrics(search)`
+the metric catalog of kb/metrics.md. The knowledge base has dptool's own: `search_kb(query)` (BM25, as `eval`'s
+agent has it) and `get_kb_document(path)`. A tool's reply is computed from the warehouse, kb/ and the agent's own
+arguments, never from a task, so no tool can tell an agent which task is open, let alone its answer.
+
+`ServedRun` is the task flow: `next_task` hands out a task's id, question and answer format, nothing else;
+`submit_answer(task_id, answer)` takes the answer. Every call is recorded in the attempt it belongs to, into a run
+folder `dptool score` reads (answers.jsonl, transcripts/, run.json); a run started again goes on with the
+(task, attempt) pairs not yet answered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from sqlglot import exp
+
+from dptool.bundle import fingerprint
+from dptool.errors import DptoolError
+from dptool.evaluate.agent import append_answer, format_hint, load_prompts
+from dptool.evaluate.kb import DEFAULT_K, KnowledgeBase
+from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
+from dptool.llm.client import PROMPTS
+
+PROMPT_VERSION = "v1"
+MAX_K = 20  # passages search_kb returns at most
+MAX_QUERY_CHARS = 2_000  # BM25 over a query of megabytes takes seconds, and the server answers one call at a time
+MAX_ANSWER_CHARS = 100_000
+SUBMIT, NEXT = "submit_answer", "next_task"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What an agent reads about a tool: its description and the description of each argument."""
+
+    description: str
+    arguments: dict[str, str] = field(default_factory=dict)
+
+
+TOOLS: dict[str, ToolSpec] = {
+    "execute_sql": ToolSpec(
+        "Run one read-only DuckDB query (a single SELECT or WITH) on the warehouse; returns the rows as a "
+        "pipe-separated table, at most the row limit, or one line starting with 'error:'. Name tables as "
+        "schema.table (see get_all_models).",
+        {"sql": "One SELECT or WITH query, e.g. SELECT count(*) FROM ecommerce.orders."}),
+    "get_all_models": ToolSpec(
+        "List the warehouse tables an agent may query, one line each: schema.table(column TYPE, ...)."),
+    "get_model_details": ToolSpec(
+        "Describe one warehouse table: its columns with their types, and its row count.",
+        {"name": "The table, as schema.table (or the table name alone when no other schema has it)."}),
+    "list_metrics": ToolSpec(
+        "The metric catalog (kb/metrics.md): every metric's name, domain, unit and formula; with `search`, the "
+        "full entry of each metric whose name contains one of the words (period, row grain, policies, "
+        "description).",
+        {"search": "Optional: part of a metric name, or a list of them; case does not matter."}),
+    "search_kb": ToolSpec(
+        "Search the knowledge base (the metric catalog and the company's business-rule documents) with BM25; "
+        "returns the best matching passages, each headed by its document's path.",
+        {"query": "Words to look for, e.g. a metric name or a rule topic.",
+         "k": f"How many passages to return (1 to {MAX_K}; default {DEFAULT_K})."}),
+    "get_kb_document": ToolSpec(
+        "Read one knowledge-base document whole, by its path as search_kb shows it (e.g. metrics.md or "
+        "rules/<name>.md); an unknown path lists the documents there are.",
+        {"path": "The document's path under the knowledge base, e.g. metrics.md."}),
+}
+FLOW: dict[str, ToolSpec] = {
+    NEXT: ToolSpec(
+        "Get the next task of the benchmark: its task_id, attempt, question and answer format (JSON). Answer it "
+        "with the other tools, then call submit_answer. While a task is open, next_task hands out that task again. "
+        "When every task is answered it says so (done: true)."),
+    SUBMIT: ToolSpec(
+        "Submit the answer to the open task. The answer is recorded, not judged: no reply says whether it is "
+        "right. Then call next_task.",
+        {"task_id": "The task_id next_task gave.",
+         "answer": "The answer in exactly the format the task asks for: JSON (an object or a list, or JSON text "
+                   "such as {\"value\": 12.5}), or for a knowledge question a sentence or two."}),
+}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The sandbox's limits on an agent's SQL, as `dptool eval` sets them."""
+
+    sql_timeout: float = DEFAULT_TIMEOUT
+    sql_memory_mb: int = DEFAULT_MEMORY_MB
+    max_rows: int = DEFAULT_MAX_ROWS
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A tool's reply as the agent reads it; `error` when it is one line starting with "error:"."""
+
+    text: str
+    error: bool = False
+
+
+def failed(message: str) -> Reply:
+    return Reply(message if message.startswith("error:") else f"error: {message}", True)
+
+
+def load_environment_prompts(version: str = PROMPT_VERSION) -> dict:
+    """dptool/llm/prompts/environment_<version>.toml, with the answer formats and conditions of agent_<version>."""
+    import tomllib
+
+    path = PROMPTS / f"environment_{version}.toml"
+    if not path.is_file():
+        raise DptoolError(f"{path}: prompt version {version!r} not found")
+    own = tomllib.loads(path.read_text(encoding="utf-8"))
+    agent = load_prompts(version)
+    return {**own, "formats": agent["formats"], "conditions": agent["conditions"]}
+
+
+# ---------------------------------------------------------------------------------------------------
+# what the environment knows: tables, metric catalog, kb documents (read once, task-free)
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str  # schema.table, as SQL names it
+    columns: tuple[tuple[str, str], ...]  # (column, type)
+    rows: int
+
+
+def read_tables(warehouse: Path) -> dict[str, Table]:
+    """The warehouse's tables with their columns and row counts, read once on a read-only connection."""
+    from dptool.project.warehouse import Warehouse
+
+    if not warehouse.is_file():
+        raise DptoolError(f"{warehouse}: warehouse not found; expected a bundle written by `dptool generate`")
+    with Warehouse(warehouse) as wh:
+        _, rows = wh.query("select table_schema, table_name, column_name, data_type from information_schema.columns "
+                           "where table_schema not in ('information_schema', 'pg_catalog') "
+                           "order by table_schema, table_name, ordinal_position")
+        columns: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for schema, table, column, dtype in rows:
+            columns.setdefault((schema, table), []).append((column, dtype))
+        tables = {}
+        for (schema, table), cols in columns.items():
+            count = exp.select(exp.Count(this=exp.Star())).from_(exp.table_(table, db=schema, quoted=True))
+            (n,), = wh.query(count.sql("duckdb"))[1]
+            tables[f"{schema}.{table}"] = Table(f"{schema}.{table}", tuple(cols), int(n))
+    return tables
+
+
+def schema_of(tables: dict[str, Table]) -> str:
+    """The tables, one line each: schema.table(column TYPE, ...)."""
+    return "\n".join(f"- {t.name}({', '.join(f'{c} {d}' for c, d in t.columns)})" for t in tables.values())
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    facts: dict[str, str]  # the catalog's "- Key: value" lines
+    entry: str  # the whole entry, as markdown
+    source: str
+
+
+def read_metrics(kb: Path) -> list[Metric]:
+    """The metric catalog: every `## Name` entry of every metrics.md under kb/, in file order."""
+    out = []
+    for path in sorted(kb.rglob("metrics.md")):
+        source = path.relative_to(kb).as_posix()
+        for block in re.split(r"^## ", path.read_text(encoding="utf-8"), flags=re.MULTILINE)[1:]:
+            name, _, body = block.partition("\n")
+            facts = dict(m.groups() for m in re.finditer(r"^- ([A-Z][\w ]*): (.*)$", body, flags=re.MULTILINE))
+            out.append(Metric(name.strip(), facts, f"## {block.strip()}", source))
+    return out
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """What the tools know of a bundle besides its SQL: the tables, the kb (searched and by document), the catalog."""
+
+    tables: dict[str, Table]
+    kb: KnowledgeBase
+    documents: dict[str, Path]
+    metrics: list[Metric]
+
+    @classmethod
+    def read(cls, bundle: Path) -> Knowledge:
+        kb = bundle / "kb"
+        tables = read_tables(bundle / "warehouse.duckdb")  # first: a bundle without a warehouse is said so
+        return cls(tables, KnowledgeBase(kb), {p.relative_to(kb).as_posix(): p for p in sorted(kb.rglob("*.md"))},
+                   read_metrics(kb))
+
+
+class Environment:
+    """The tools of one bundle: its warehouse in a sandbox, its kb, its metric catalog.
+
+    `call(tool, arguments)` gives the reply an agent reads and never raises; `new_session()` starts a fresh SQL
+    session (a task's queries leave nothing for the next). Calls are serialized: the sandbox runs one query at a time.
+    """
+
+    def __init__(self, bundle: str | Path, limits: Limits = Limits(), knowledge: Knowledge | None = None):
+        """`knowledge`: the bundle's, read once for several environments (one per inspect sample); else read here."""
+        self.bundle = Path(bundle)
+        self.limits = limits
+        known = knowledge or Knowledge.read(self.bundle)
+        self.tables, self.kb, self.documents, self.metrics = known.tables, known.kb, known.documents, known.metrics
+        self._lock = threading.Lock()
+        self.sandbox = Sandbox(self.bundle / "warehouse.duckdb", timeout=limits.sql_timeout,
+                               max_rows=limits.max_rows, memory_mb=limits.sql_memory_mb)
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+    def __enter__(self) -> Environment:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def new_session(self) -> None:
+        with self._lock:
+            self.sandbox.new_session()
+
+    def schema(self) -> str:
+        """The tables, one line each: schema.table(column TYPE, ...) (what get_all_models replies)."""
+        return schema_of(self.tables)
+
+    def call(self, tool: str, arguments: dict[str, Any] | None) -> Reply:
+        """The reply of one tool call; an unknown tool or a wrong argument is an error reply, as is any failure."""
+        arguments = arguments if arguments is not None else {}
+        if not isinstance(arguments, dict):
+            return failed(f"the arguments of {tool} must be a JSON object")
+        method = getattr(self, f"_{tool}", None) if tool in TOOLS else None
+        if method is None:
+            return failed(f"unknown tool {tool!r}; the tools are {', '.join(TOOLS)}")
+        try:
+            with self._lock:
+                return method(**_arguments(tool, arguments))
+        except _BadArgument as exc:
+            return failed(str(exc))
+        except DptoolError as exc:  # the warehouse cannot be opened at all: the agent is told, the server stays up
+            return failed(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a tool's failure is the agent's to read, never a crash
+            return failed(f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+
+    # the tools; each returns a Reply
+
+    def _execute_sql(self, sql: str) -> Reply:
+        text = self.sandbox.run(sql)
+        if text.startswith("error:"):  # the sandbox speaks of its own tool name, run_sql
+            return Reply(text.replace("run_sql", "execute_sql"), True)
+        return Reply(text)
+
+    def _get_all_models(self) -> Reply:
+        return Reply(self.schema())
+
+    def _get_model_details(self, name: str) -> Reply:
+        table = self._table(name)
+        if table is None:
+            return failed(f"no table {name!r}; the tables are {', '.join(self.tables)}")
+        lines = [f"{table.name}: {table.rows:,} rows, {len(table.columns)} columns", "column | type"]
+        lines += [f"{c} | {d}" for c, d in table.columns]
+        return Reply("\n".join(lines))
+
+    def _table(self, name: str) -> Table | None:
+        wanted = ".".join(p.strip().strip('"`').casefold() for p in name.strip().split("."))
+        by_name = {k.casefold(): t for k, t in self.tables.items()}
+        if wanted in by_name:
+            return by_name[wanted]
+        alone = [t for k, t in by_name.items() if k.split(".", 1)[-1] == wanted]
+        return alone[0] if len(alone) == 1 else None
+
+    def _list_metrics(self, search: str | list[str] | None = None) -> Reply:
+        if not self.metrics:
+            return failed("the knowledge base has no metric catalog (metrics.md)")
+        if search is None or search == [] or search == "":
+            lines = ["name | domain | unit | formula"]
+            lines += [" | ".join((m.name, m.facts.get("Domain", ""), m.facts.get("Unit", ""),
+                                  m.facts.get("Formula", ""))) for m in self.metrics]
+            return Reply("\n".join(lines) + f"\n({len(self.metrics)} metrics; list_metrics(search=...) gives an "
+                                            "entry in full)")
+        words = [search] if isinstance(search, str) else search
+        words = [w.casefold().strip() for w in words if w.strip()]
+        found = [m for m in self.metrics if any(w in m.name.casefold() for w in words)]
+        if not found:
+            return Reply("no metric name contains " + " or ".join(repr(w) for w in words)
+                         + "; list_metrics() lists them all")
+        return Reply("\n\n".join(m.entry for m in found))
+
+    def _search_kb(self, query: str, k: int = DEFAULT_K) -> Reply:
+        if not 1 <= k <= MAX_K:
+            return failed(f"search_kb: k must be between 1 and {MAX_K}")
+        if len(query) > MAX_QUERY_CHARS:
+            return failed(f"search_kb: the query is {len(query):,} characters, at most {MAX_QUERY_CHARS:,}; "
+                          "search for a few words")
+        text = self.kb.run(query, k)
+        return Reply(text, text.startswith("error:"))
+
+    def _get_kb_document(self, path: str) -> Reply:
+        # looked up among the documents listed at start, never resolved on disk: no path leaves kb/
+        key = path.strip().lstrip("/")
+        key = key[3:] if key.startswith("kb/") else key
+        if key not in self.documents:
+            return failed(f"no kb document {path!r}; the documents are {', '.join(self.documents)}")
+        return Reply(self.documents[key].read_text(encoding="utf-8"))
+
+
+class _BadArgument(Exception):
+    pass
+
+
+# each tool's arguments: name -> (types accepted, required)
+_SIGNATURES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
+    "execute_sql": {"sql": ((str,), True)},
+    "get_all_models": {},
+    "get_model_details": {"name": ((str,), True)},
+    "list_metrics": {"search": ((str, list, type(None)), False)},
+    "search_kb": {"query": ((str,), True), "k": ((int,), False)},
+    "get_kb_document": {"path": ((str,), True)},
+}
+_TYPE_NAMES = {str: "a string", list: "a list of strings", int: "an integer", type(None): "null"}
+
+
+def _arguments(tool: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a tool takes, checked; other keys are ignored, as MCP servers do."""
+    out = {}
+    for name, (types, required) in _SIGNATURES[tool].items():
+        if name not in given:
+            if required:
+                raise _BadArgument(f"{tool} needs the argument {name!r}")
+            continue
+        value = given[name]
+        if isinstance(value, bool) or not isinstance(value, types) or (
+                isinstance(value, list) and not all(isinstance(v, str) for v in value)):
+            raise _BadArgument(f"{tool}: {name!r} must be " + " or ".join(_TYPE_NAMES[t] for t in types))
+        out[name] = value
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# the task flow and the run folder
+
+
+def answered(answers: Path) -> set[tuple[str, int]]:
+    """The (task_id, attempt) pairs an answers file holds; a line cut by an interruption does not count."""
+    done = set()
+    if answers.is_file():
+        for line in answers.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+                done.add((record["task_id"], int(record.get("attempt", 1))))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+    return done
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file whole or not at all; a name of its own per writer, so two servers on one folder never clash."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def prepare_run_folder(out: Path, settings: dict) -> None:
+    """Create OUT/run.json, or check that the run already in OUT has the same settings (then it is resumed)."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "run.json"
+    if path.is_file():
+        try:
+            theirs = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            raise DptoolError(f"{path}: not JSON; it is the run's settings, written by dptool") from None
+        differ = sorted(k for k in settings.keys() | theirs.keys() if settings.get(k) != theirs.get(k))
+        if differ:
+            k = differ[0]
+            raise DptoolError(f"{out}: holds a run with {k} = {json.dumps(theirs.get(k))}, not "
+                              f"{json.dumps(settings.get(k))}; start it with the same settings to resume, or choose "
+                              "another --out")
+    elif (out / "answers.jsonl").is_file():
+        raise DptoolError(f"{out}: holds answers.jsonl but no run.json (not a run dptool wrote); choose another --out")
+    else:
+        write_atomic(path, json.dumps(settings, indent=2, sort_keys=True) + "\n")
+
+
+@dataclass
+class _Attempt:
+    task: dict
+    attempt: int
+    started: float  # wall-clock time it was handed out: an attempt may outlive its server (see ServedRun)
+    calls: list[dict] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"{self.task['task_id']}-{self.attempt}.json"
+
+
+class ServedRun:
+    """Tasks handed out one attempt at a time (every task for attempt 1, then for attempt 2, ...), and every call
+    recorded in the attempt it was made in. One attempt is open at a time: calls made while none is open are
+    recorded in transcripts/outside-tasks.jsonl.
+
+    The open attempt lives in its transcript, written at every call, so it outlives the server: a server started
+    on the folder goes on with it (its calls kept). A client that starts a server per tool call (LangChain's
+    MultiServerMCPClient over stdio does) thus works through one attempt across many processes.
+    """
+
+    def __init__(self, env: Environment, tasks: list[dict], out: str | Path, *, epochs: int = 1,
+                 settings: dict | None = None, prompt_version: str = PROMPT_VERSION):
+        self.env = env
+        self.out = Path(out)
+        self.epochs = epochs
+        self.fingerprint = fingerprint(env.bundle)
+        self.prompts = load_environment_prompts(prompt_version)
+        self.settings = {"bundle": self.fingerprint, "source": "serve", "epochs": epochs,
+                         "prompt_version": prompt_version, "condition": "standard",
+                         "sql_timeout": env.limits.sql_timeout, "sql_memory_mb": env.limits.sql_memory_mb,
+                         "max_rows": env.limits.max_rows, **(settings or {})}
+        prepare_run_folder(self.out, self.settings)
+        (self.out / "transcripts").mkdir(exist_ok=True)
+        self.answers = self.out / "answers.jsonl"
+        done = answered(self.answers)
+        self.todo = [(a, t) for a in range(1, epochs + 1) for t in tasks if (t["task_id"], a) not in done]
+        self.total = epochs * len(tasks)
+        self.open: _Attempt | None = self._reopen()
+        self._lock = threading.RLock()
+
+    def _reopen(self) -> _Attempt | None:
+        """The attempt a server before this one handed out and nobody answered, taken off the list to do."""
+        for i, (attempt, task) in enumerate(self.todo):
+            path = self.out / "transcripts" / _Attempt(task, attempt, 0).name
+            try:
+                kept = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(kept, dict) and kept.get("finished") is False and kept.get("bundle") == self.fingerprint:
+                del self.todo[i]
+                return _Attempt(task, attempt, float(kept.get("started_at") or time.time()),
+                                list(kept.get("calls") or []))
+        return None
+
+    @property
+    def instructions(self) -> str:
+        return Template(self.prompts["instructions"]).substitute(
+            max_rows=self.env.limits.max_rows, condition=self.prompts["conditions"]["standard"].strip())
+
+    def task_prompt(self, task: dict) -> str:
+        """A task as an agent reads it: its question and its answer format."""
+        return Template(self.prompts["task"]).substitute(question=task["question"],
+                                                         format=format_hint(task, self.prompts))
+
+    def call(self, tool: str, arguments: dict[str, Any] | None) -> Reply:
+        """One call of any tool, the task flow's included: its reply, recorded in the open attempt."""
+        with self._lock:
+            start = time.monotonic()
+            finished = None
+            if tool == NEXT:
+                reply = self._next_task()
+            elif tool == SUBMIT:
+                reply, finished = self._submit(arguments if isinstance(arguments, dict) else {})
+            else:
+                reply = self.env.call(tool, arguments)
+            self.record(tool, arguments, reply, time.monotonic() - start, into=finished)
+            if finished is not None:
+                self._finish(*finished)
+            return reply
+
+    def record(self, tool: str, arguments: Any, reply: Reply, seconds: float, into: tuple | None = None) -> None:
+        """Record one call (also one the MCP layer refused before any tool ran) in the open attempt's transcript."""
+        entry = {"tool": tool, "arguments": arguments, "reply": reply.text, "reply_chars": len(reply.text),
+                 "seconds": round(seconds, 3), "error": reply.error}
+        with self._lock:
+            attempt = into[0] if into else self.open
+            if attempt is None:
+                with open(self.out / "transcripts" / "outside-tasks.jsonl", "a", encoding="utf-8") as f:
+                    f.write(json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n")
+                return
+            attempt.calls.append(entry)
+            if not into:  # a submitted attempt's transcript is written once, finished, with its answer
+                self._write_transcript(attempt, None)
+
+    def _next_task(self) -> Reply:
+        if self.open is None:
+            if not self.todo:
+                return Reply(json.dumps({"done": True, "message": f"every task of this run is answered ({self.total} "
+                                                                  "attempts); there is nothing more to do"}))
+            attempt, task = self.todo.pop(0)
+            self.env.new_session()  # nothing a query of the last task did is seen by this one
+            self.open = _Attempt(task, attempt, time.time())
+            note = None
+        else:
+            note = "this task is still open: submit its answer with submit_answer before the next one"
+        task = self.open.task
+        handed = {"task_id": task["task_id"], "attempt": self.open.attempt, "epochs": self.epochs,
+                  "question": task["question"], "answer_format": format_hint(task, self.prompts),
+                  "remaining": len(self.todo) + 1}
+        if note:
+            handed["note"] = note
+        return Reply(json.dumps(handed, indent=2, ensure_ascii=False))
+
+    def _submit(self, arguments: dict) -> tuple[Reply, tuple | None]:
+        task_id = arguments.get("task_id")
+        if self.open is None:
+            return failed("no task is open; call next_task to get one"), None
+        if task_id != self.open.task["task_id"]:
+            return failed(f"task_id {task_id!r} is not the open task ({self.open.task['task_id']}); submit the answer "
+                          "to the task next_task gave"), None
+        if "answer" not in arguments:
+            return failed("submit_answer needs the argument 'answer'"), None
+        answer = arguments["answer"]
+        size = len(answer) if isinstance(answer, str) else len(json.dumps(answer, ensure_ascii=False))
+        if size > MAX_ANSWER_CHARS:
+            return failed(f"the answer is {size:,} characters, at most {MAX_ANSWER_CHARS:,}"), None
+        attempt, self.open = self.open, None
+        left = len(self.todo)
+        text = (f"recorded the answer to {task_id} (attempt {attempt.attempt} of {self.epochs}); "
+                + (f"{left} to go: call next_task" if left else "that was the last: the run is complete"))
+        return Reply(text), (attempt, answer)
+
+    def _transcript(self, attempt: _Attempt, answer: Any, finished: bool) -> dict:
+        calls = [c for c in attempt.calls if c["tool"] not in (NEXT, SUBMIT)]
+        return {"task_id": attempt.task["task_id"], "attempt": attempt.attempt, "bundle": self.fingerprint,
+                "source": "serve", "prompt": self.task_prompt(attempt.task), "answer": answer, "finished": finished,
+                "started_at": round(attempt.started, 3), "seconds": round(time.time() - attempt.started, 3),
+                "tool_calls": len(calls),
+                "sql_errors": sum(1 for c in calls if c["tool"] == "execute_sql" and c["error"]),
+                "calls": attempt.calls}
+
+    def _write_transcript(self, attempt: _Attempt, answer: Any, finished: bool = False) -> dict:
+        transcript = self._transcript(attempt, answer, finished)
+        write_atomic(self.out / "transcripts" / attempt.name,
+                     json.dumps(transcript, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        return transcript
+
+    def _finish(self, attempt: _Attempt, answer: Any) -> None:
+        transcript = self._write_transcript(attempt, answer, finished=True)
+        append_answer(self.answers, {
+            "task_id": attempt.task["task_id"], "attempt": attempt.attempt, "bundle": self.fingerprint,
+            "answer": answer, "transcript": f"transcripts/{attempt.name}", "stop": "answer",
+            "seconds": transcript["seconds"], "tool_calls": transcript["tool_calls"],
+            "sql_errors": transcript["sql_errors"]})
+
+    def progress(self) -> str:
+        """One line for the person who started the server."""
+        left = len(self.todo) + (1 if self.open else 0)
+        return f"{self.total - left} of {self.total} attempts answered, {left} to go"

@@ -1,0 +1,166 @@
+"""The inspect-ai task (issue 25): inspect's own eval of `dptool/benchmark` with its scripted model, 2 epochs, the
+log turned into a run folder by `dptool inspect-import`, and `dptool score` reading it.
+
+The scripted model (`mockllm/model`) is a function of the conversation, as a real model is: on the question it calls
+execute_sql with real SQL, then a query the sandbox refuses, then answers with the gold-sql reference agent's answer.
+Each of its outputs carries a usage: without one, mockllm counts tokens with tiktoken, which downloads its encoding.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.log import read_eval_log
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.solver import generate
+
+from dptool.bundle import fingerprint
+from dptool.evaluate.inspect_task import benchmark
+from dptool.evaluate.reference import reference_records
+from dptool.evaluate.score import load_tasks
+from dptool.evaluate.select import Selection
+from tests.conftest import run_cli
+
+SAMPLE = 20
+EPOCHS = 2
+COUNT_SQL = "SELECT count(*) AS n FROM ecommerce.orders"
+REFUSED_SQL = "DROP TABLE ecommerce.orders"
+
+
+def _usage(output: ModelOutput) -> ModelOutput:
+    output.usage = ModelUsage(input_tokens=100, output_tokens=20, total_tokens=120)
+    return output
+
+
+def scripted(answers_by_question: dict[str, object]):
+    """The model's outputs, from the conversation so far: SQL, refused SQL, then the answer of the question asked."""
+
+    def outputs(messages, tools, tool_choice, config) -> ModelOutput:
+        assert {t.name for t in tools} >= {"execute_sql", "search_kb", "get_kb_document", "list_metrics"}
+        tool_replies = [m for m in messages if m.role == "tool"]
+        if not tool_replies:
+            return _usage(ModelOutput.for_tool_call("mockllm/model", "execute_sql", {"sql": COUNT_SQL}))
+        if len(tool_replies) == 1:
+            return _usage(ModelOutput.for_tool_call("mockllm/model", "execute_sql", {"sql": REFUSED_SQL}))
+        question = next(m.text for m in messages if m.role == "user")
+        answer = answers_by_question[question]
+        text = answer if isinstance(answer, str) else json.dumps(answer)
+        return _usage(ModelOutput.from_content("mockllm/model", f"Done.\n<answer>{text}</answer>"))
+
+    return outputs
+
+
+@pytest.fixture(scope="module")
+def bundle(demo_bundle) -> Path:
+    return demo_bundle[0]
+
+
+@pytest.fixture(scope="module")
+def inspect_run(bundle, tmp_path_factory):
+    """inspect's eval of the task, 20 tasks, 2 epochs."""
+    selected = Selection(sample=SAMPLE).apply(load_tasks(bundle))
+    gold = {r["task_id"]: r["answer"] for r in reference_records(bundle, ("gold-sql",), selected)["gold-sql"]}
+    root = tmp_path_factory.mktemp("inspect")
+    questions = {s.input: gold[s.id] for s in benchmark(bundle=str(bundle), sample=SAMPLE).dataset}
+    logs = inspect_eval(benchmark(bundle=str(bundle), sample=SAMPLE), epochs=EPOCHS,
+                        model=get_model("mockllm/model", custom_outputs=scripted(questions)),
+                        log_dir=str(root / "logs"), display="none", max_samples=4)
+    return selected, logs[0], root
+
+
+def test_inspect_s_eval_of_the_dptool_task_scores_with_dptool_s_comparison(inspect_run, bundle):
+    selected, log, _ = inspect_run
+    assert log.status == "success", log.error
+    assert log.eval.metadata["dptool"]["bundle"] == fingerprint(bundle)
+    assert len(log.samples) == SAMPLE * EPOCHS
+    assert {(s.id, s.epoch) for s in log.samples} == {(t["task_id"], e) for t in selected for e in (1, 2)}
+    metrics = log.results.scores[0].metrics
+    assert metrics["accuracy"].value == 1.0
+    for sample in log.samples:
+        score = next(iter(sample.scores.values()))
+        assert score.value == "C" and score.explanation == "correct", score
+        tool_replies = [m for m in sample.messages if m.role == "tool"]
+        with duckdb.connect(str(bundle / "warehouse.duckdb"), read_only=True) as con:
+            (n,), = con.execute(COUNT_SQL).fetchall()
+        assert tool_replies[0].text == f"n\n{n}\n(1 row)"  # real SQL, on the bundle's warehouse
+        assert tool_replies[1].error is not None and tool_replies[1].error.message.startswith(
+            "error: refused: DROP is DDL; execute_sql takes exactly one read-only SELECT or WITH query")
+        assert sample.messages[0].role == "system" and "execute_sql(sql)" in sample.messages[0].text
+        assert all(sample.target not in m.text for m in sample.messages[:2])  # the target never reaches the model
+
+
+# inspect's eval of the task by the name `inspect eval dptool/benchmark` takes (found through the package's entry
+# point), in a process of its own started outside the repository: there a dptool/ folder would be read as the path
+BY_NAME = """
+import sys
+from inspect_ai import eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+output = ModelOutput.from_content("mockllm/model", "<answer>I do not know</answer>")
+output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+log, = eval("dptool/benchmark", task_args={"bundle": sys.argv[1], "tasks": sys.argv[2]}, display="none",
+            model=get_model("mockllm/model", custom_outputs=[output]), log_dir=sys.argv[3])
+print(log.location)
+"""
+
+
+def test_inspect_finds_the_task_by_name_and_a_wrong_answer_s_reason_is_its_explanation(bundle, tmp_path):
+    task = load_tasks(bundle)[0]
+    proc = subprocess.run([sys.executable, "-c", BY_NAME, str(bundle), task["task_id"], str(tmp_path / "logs")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    log = read_eval_log(proc.stdout.strip())
+    assert log.eval.task_registry_name == "dptool/benchmark" and log.eval.task_args["tasks"] == task["task_id"]
+    score = next(iter(log.samples[0].scores.values()))
+    assert score.value == "I" and score.answer == "I do not know"
+    assert score.explanation and score.explanation != "correct" and score.metadata["kind"], score
+
+
+def test_the_log_becomes_a_run_folder_dptool_score_reads(inspect_run, bundle, tmp_path):
+    selected, log, _ = inspect_run
+    out = tmp_path / "run"
+    proc = run_cli("inspect-import", log.location, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (f"{SAMPLE * EPOCHS} attempts of {SAMPLE} tasks ({EPOCHS} epochs), {SAMPLE * EPOCHS} "
+                           f"answered, model mockllm/model -> {out}\n")
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert (run["bundle"], run["source"], run["epochs"], run["model"]) == (fingerprint(bundle), "inspect", EPOCHS,
+                                                                          "mockllm/model")
+    assert run["selection"] == Selection(sample=SAMPLE).as_dict()
+    lines = [json.loads(line) for line in (out / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sorted((r["task_id"], r["attempt"]) for r in lines) == sorted(
+        (t["task_id"], e) for t in selected for e in (1, 2))
+    for record in lines:
+        assert (record["tool_calls"], record["sql_errors"], record["turns"]) == (2, 1, 3), record
+        assert (record["prompt_tokens"], record["completion_tokens"]) == (300, 60)
+        transcript = json.loads((out / record["transcript"]).read_text(encoding="utf-8"))
+        assert transcript["score"]["value"] == "C" and transcript["answer"] == record["answer"]
+        assert [m["role"] for m in transcript["messages"]] == ["system", "user", "assistant", "tool", "assistant",
+                                                               "tool", "assistant"]
+    proc = run_cli("score", str(bundle), str(out), "--sample", str(SAMPLE), "--out", str(tmp_path / "score"))
+    assert proc.returncode == 0, proc.stderr
+    assert f"accuracy 100.0 %: {SAMPLE} of {SAMPLE} tasks correct" in proc.stdout, proc.stdout
+    # the same log, the same bytes; an existing folder is refused, untouched
+    again = tmp_path / "again"
+    assert run_cli("inspect-import", log.location, "--out", str(again)).returncode == 0
+    for path in sorted(p for p in out.rglob("*") if p.is_file() and "score" not in p.parts):
+        assert (again / path.relative_to(out)).read_bytes() == path.read_bytes(), path
+    proc = run_cli("inspect-import", log.location, "--out", str(out))
+    assert proc.returncode == 1
+    assert proc.stderr == f"error: {out}: exists and is not an empty folder; choose a new --out\n"
+
+
+def test_a_log_of_another_task_is_refused_in_one_line(tmp_path):
+    other = Task(dataset=[Sample(input="hello", target="hi")], solver=generate(), name="other")
+    logs = inspect_eval(other, model=get_model("mockllm/model", custom_outputs=[_usage(ModelOutput.from_content(
+        "mockllm/model", "hi"))]), log_dir=str(tmp_path / "logs"), display="none")
+    proc = run_cli("inspect-import", logs[0].location, "--out", str(tmp_path / "run"))
+    assert proc.returncode == 1 and proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
+    assert "not a log of the dptool task" in proc.stderr and not (tmp_path / "run").exists()
