@@ -124,13 +124,19 @@ WRITTEN = ("models/dptool_gold", "models/dptool_semantic", "models/dptool_batch"
 WRITTEN_ANYWHERE = "dptool_link_tmp"
 
 
+def _file_hashes(text: str) -> set[str]:
+    """What dbt's checksum of a file with this text may be: dbt-core 1.10 and 1.11 hash the text stripped, 1.12
+    the text with every run of whitespace made one space (parser/read_files.py, normalize_file_contents)."""
+    return {hashlib.sha256(t.encode("utf-8")).hexdigest() for t in (text.strip(), " ".join(text.split()))}
+
+
 def check_manifest_current(project: DbtProject, manifest: dict, skip: list[Path] = ()) -> None:
     """Refuse a manifest that misses a change to the project's own files: questions and the kb would come from
     the old definitions and golds (compiled by dbt, which parses first) from the new.
 
     A file whose node carries dbt's checksum (models, seeds, singular tests, snapshots, analyses: sha256 of the
-    file's text) is compared by content, whatever its time. The rest (YAML properties, macros, docs blocks,
-    dbt_project.yml, seeds over dbt's size limit, files the manifest does not know) have no checksum in the
+    file's text, see `_file_hashes`) is compared by content, whatever its time. The rest (YAML properties, macros,
+    docs blocks, dbt_project.yml, seeds over dbt's size limit, files the manifest does not know) have no checksum in the
     manifest: their modification time is compared with `metadata.generated_at`, which dbt sets when it starts
     a parse, partial or not; a file written since may not be in it. A file the manifest names that is gone is
     missing from the project. dptool's own folders (WRITTEN) are left out, and `skip` (the --rules-dir).
@@ -192,8 +198,8 @@ def _stale_files(root: Path, manifest: dict, parsed: float | None, roots: list[P
         rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
         mtime = path.stat().st_mtime
         if rel in checksums:
-            text = path.read_bytes().decode("utf-8", errors="replace").strip()
-            if hashlib.sha256(text.encode("utf-8")).hexdigest() != checksums[rel]:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            if checksums[rel] not in _file_hashes(text):
                 stale.append((rel, "its text is not the one dbt parsed", mtime))
         elif parsed is not None and mtime > parsed:
             stale.append((rel, "changed since dbt parsed the project" if rel in known else
