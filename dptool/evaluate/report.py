@@ -213,10 +213,11 @@ def tier_chart(by_tier: dict[str, dict]) -> str:
     return "\n".join([*parts, "</svg>"])
 
 
-_CSS = """body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1d2733;max-width:960px;
+CSS = """body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1d2733;max-width:960px;
 margin:2rem auto;padding:0 1rem}h1{font-size:1.5rem;margin-bottom:.2rem}.big{font-size:2.4rem;font-weight:700;
 color:#2f6fb3}.muted{color:#6b7785}section{margin:2rem 0}table{border-collapse:collapse;width:100%;margin-top:.5rem}
-th,td{text-align:left;padding:.3rem .6rem;border-bottom:1px solid #e6ebf1;vertical-align:top}td.n{text-align:right}
+th,td{text-align:left;padding:.3rem .6rem;border-bottom:1px solid #e6ebf1;vertical-align:top;overflow-wrap:anywhere}
+td.n{text-align:right}
 .ok{color:#1e7b34}.no{color:#b3261e}.charts{display:flex;flex-wrap:wrap;gap:2rem}
 article.wrong{border-top:1px solid #e6ebf1;padding:.4rem 0}article.wrong h3{font-size:1rem;margin:.4rem 0}
 p.q{margin:.2rem 0;font-weight:500}article.wrong td{width:50%}pre{margin:0;white-space:pre-wrap;word-break:break-word;
@@ -265,7 +266,7 @@ def html(report: dict, title: str) -> str:
     if k > 1:
         big = f"pass@1 {big} pass^{k} <span class=big>{pct(o['pass_hat_k'])}</span>"
     return (f"<!doctype html>\n<html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
-            f"<style>{_CSS}</style></head><body>\n<h1>Scores: {escape(title)}</h1>\n"
+            f"<style>{CSS}</style></head><body>\n<h1>Scores: {escape(title)}</h1>\n"
             f"<p>{big} <span class=muted>{escape(first.split(': ', 1)[1])}</span></p>\n"
             + "".join(f"<p class=muted>{escape(line)}</p>\n" for line in (second, third, *more))
             + f"<section class=charts>\n{chr(10).join(charts)}\n</section>\n{''.join(tables)}\n"
