@@ -59,8 +59,11 @@ def score_command(bundle, answers, out, against, shared_ids, selection):
 
     ANSWERS is JSONL (task_id, answer as JSON or text, optional transcript), or a run folder holding
     answers.jsonl and run.json. Accuracy is over every task selected, a task without an answer counting as
-    wrong, then coverage and the accuracy over the answered; by analysis type, tier, rule type and domain.
-    Answers made on another bundle are refused (see --shared-ids).
+    wrong, with its 95 % Wilson interval over tasks, then coverage and the accuracy over the answered; by
+    analysis type, tier, rule type and domain. A run of k attempts per task (records' "attempt", run.json's
+    "epochs") reports pass@1 and pass^k. Wrong answers are classed: "rules not applied" (the answer without
+    the rules), "truncated" (fewer rows than asked), else the comparison's reason. Answers made on another
+    bundle are refused (see --shared-ids).
     """
     from dptool.evaluate.report import write_reports
     from dptool.evaluate.score import check_bundle, load_run, load_tasks, score
