@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dptool.answers import Verdict, Wrong, compare, parse_answer, rows_of
+from dptool.answers import Verdict, Wrong, compare, parse_answer
+from dptool.answers.formats import rows_of
 
 RULES_NOT_APPLIED = "rules not applied"
 TRUNCATED = "truncated"
