@@ -71,7 +71,7 @@ def test_the_loop_runs_tools_refuses_a_write_and_scores_three_tasks(bundle, task
     answers = lines(out / "answers.jsonl")
     assert [(a["task_id"], a["stop"], a["turns"]) for a in answers] == \
         [(t["task_id"], "answer", n) for t, n in zip(tasks[:3], (4, 1, 2), strict=True)]
-    transcript = json.loads((out / "transcripts" / f"{t0['task_id']}.json").read_text(encoding="utf-8"))
+    transcript = json.loads((out / "transcripts" / f"{t0['task_id']}-1.json").read_text(encoding="utf-8"))
     tool_outputs = [m["content"] for m in transcript["messages"] if m["role"] == "tool"]
     with duckdb.connect(str(bundle / "warehouse.duckdb"), read_only=True) as con:
         orders = con.execute("select count(*) from ecommerce.orders").fetchone()[0]
@@ -79,7 +79,7 @@ def test_the_loop_runs_tools_refuses_a_write_and_scores_three_tasks(bundle, task
     assert tool_outputs[1].startswith(("[metrics.md — ", "[rules/"))
     assert tool_outputs[2] == REFUSED_DROP
     assert transcript["tool_calls"] == 3 and transcript["answer"] == json.dumps(t0["gold"])
-    nudged = json.loads((out / "transcripts" / f"{t2['task_id']}.json").read_text(encoding="utf-8"))
+    nudged = json.loads((out / "transcripts" / f"{t2['task_id']}-1.json").read_text(encoding="utf-8"))
     assert nudged["messages"][3] == {"role": "user", "content": load_prompts()["nudge"]}
 
     score = json.loads((out / "score.json").read_text(encoding="utf-8"))
@@ -223,7 +223,7 @@ def test_a_run_survives_every_query_that_crashed_it_and_no_session_state_crosses
     assert "accuracy 100.0 %: 2 of 2 tasks correct" in proc.stdout and "Traceback" not in proc.stderr
 
     def tool_outputs(task: dict) -> list[str]:
-        transcript = json.loads((out / "transcripts" / f"{task['task_id']}.json").read_text(encoding="utf-8"))
+        transcript = json.loads((out / "transcripts" / f"{task['task_id']}-1.json").read_text(encoding="utf-8"))
         return [m["content"] for m in transcript["messages"] if m["role"] == "tool"]
 
     first = tool_outputs(tasks[0])

@@ -146,7 +146,10 @@ def test_the_log_becomes_a_run_folder_dptool_score_reads(inspect_run, bundle, tm
                                                                "tool", "assistant"]
     proc = run_cli("score", str(bundle), str(out), "--sample", str(SAMPLE), "--out", str(tmp_path / "score"))
     assert proc.returncode == 0, proc.stderr
-    assert f"accuracy 100.0 %: {SAMPLE} of {SAMPLE} tasks correct" in proc.stdout, proc.stdout
+    n = SAMPLE * EPOCHS  # every attempt of every task right: pass@1 and pass^k both 100 %
+    assert f"accuracy (pass@1) 100.0 %: {n} of {n} attempts correct ({SAMPLE} tasks × {EPOCHS} attempts)" \
+        in proc.stdout, proc.stdout
+    assert f"pass^{EPOCHS} 100.0 %: {SAMPLE} of {SAMPLE} tasks right in every attempt" in proc.stdout
     # the same log, the same bytes; an existing folder is refused, untouched
     again = tmp_path / "again"
     assert run_cli("inspect-import", log.location, "--out", str(again)).returncode == 0

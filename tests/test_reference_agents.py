@@ -10,6 +10,7 @@ import pytest
 
 from dptool.answers import compare
 from dptool.bundle import fingerprint
+from dptool.evaluate.intervals import wilson
 from dptool.evaluate.reference import reference_records
 from dptool.evaluate.score import load_tasks
 from tests.conftest import run_cli
@@ -77,7 +78,7 @@ def test_gold_sql_scores_100_percent(scored, bundle):
     _, report, stdout = scored["gold-sql"]
     n = len(load_tasks(bundle))
     assert report["overall"] == {"n": n, "correct": n, "accuracy": 1.0, "answered": n, "coverage": 1.0,
-                                 "accuracy_answered": 1.0}
+                                 "accuracy_answered": 1.0, "ci95": [round(wilson(1.0, n)[0], 4), 1.0]}
     assert stdout.startswith(f"accuracy 100.0 %: {n} of {n} tasks correct, a task without an answer counting as "
                              f"wrong; scored against gold\ncoverage {n} of {n} tasks answered (100.0 %); accuracy "
                              f"over the answered 100.0 % ({n} of {n})\n")

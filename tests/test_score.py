@@ -268,16 +268,18 @@ def test_score_counts_missing_answers_as_wrong_and_groups_by_type_tier_rule_type
         {**RANKING, "task_id": "c", "rule_types": ["override", "exclusionary"]},
     ]
     report = score(tasks, Answers({"a": 1.0, "b": 3.0, "zz": 1}, []))
-    assert report["overall"] == {"n": 3, "correct": 2, "accuracy": 0.6667, "answered": 2, "coverage": 0.6667,
-                                 "accuracy_answered": 1.0}
-    assert report["by_analysis_type"] == {"ranking": {"n": 1, "correct": 0, "accuracy": 0.0},
-                                          "value": {"n": 2, "correct": 2, "accuracy": 1.0}}
+    # Wilson 95 % intervals: 2 of 3 gives 20.8-93.9 %, 1 of 1 20.7-100 %, 0 of 1 0-79.3 %, 1 of 2 9.5-90.5 %
+    assert report["overall"] == {"n": 3, "correct": 2, "accuracy": 0.6667, "ci95": [0.2077, 0.9385], "answered": 2,
+                                 "coverage": 0.6667, "accuracy_answered": 1.0}
+    one, none, half = [0.2065, 1.0], [0.0, 0.7935], [0.0945, 0.9055]
+    assert report["by_analysis_type"] == {"ranking": {"n": 1, "correct": 0, "accuracy": 0.0, "ci95": none},
+                                          "value": {"n": 2, "correct": 2, "accuracy": 1.0, "ci95": [0.3424, 1.0]}}
     assert list(report["by_tier"]) == ["knowledge+analytics", "knowledge+analytics+rule"]
-    assert report["by_rule_type"] == {"(no rule)": {"n": 1, "correct": 1, "accuracy": 1.0},
-                                      "exclusionary": {"n": 2, "correct": 1, "accuracy": 0.5},
-                                      "override": {"n": 1, "correct": 0, "accuracy": 0.0}}
-    assert report["by_domain"] == {"bank": {"n": 1, "correct": 1, "accuracy": 1.0},
-                                   "shop": {"n": 2, "correct": 1, "accuracy": 0.5}}
+    assert report["by_rule_type"] == {"(no rule)": {"n": 1, "correct": 1, "accuracy": 1.0, "ci95": one},
+                                      "exclusionary": {"n": 2, "correct": 1, "accuracy": 0.5, "ci95": half},
+                                      "override": {"n": 1, "correct": 0, "accuracy": 0.0, "ci95": none}}
+    assert report["by_domain"] == {"bank": {"n": 1, "correct": 1, "accuracy": 1.0, "ci95": one},
+                                   "shop": {"n": 2, "correct": 1, "accuracy": 0.5, "ci95": half}}
     assert [r["reason"] for r in report["results"]] == ["", "", "no answer"]
     assert report["answers_file"]["unknown_task_ids"] == ["zz"]
     against_base = score(tasks, Answers({"a": 2.0, "b": 3.0}, []), against="base")

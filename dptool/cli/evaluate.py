@@ -59,8 +59,11 @@ def score_command(bundle, answers, out, against, shared_ids, selection):
 
     ANSWERS is JSONL (task_id, answer as JSON or text, optional transcript), or a run folder holding
     answers.jsonl and run.json. Accuracy is over every task selected, a task without an answer counting as
-    wrong, then coverage and the accuracy over the answered; by analysis type, tier, rule type and domain.
-    Answers made on another bundle are refused (see --shared-ids).
+    wrong, with its 95 % Wilson interval over tasks, then coverage and the accuracy over the answered; by
+    analysis type, tier, rule type and domain. A run of k attempts per task (records' "attempt", run.json's
+    "epochs") reports pass@1 and pass^k. Wrong answers are classed: "rules not applied" (the answer without
+    the rules), "truncated" (fewer rows than asked), else the comparison's reason. Answers made on another
+    bundle are refused (see --shared-ids).
     """
     from dptool.evaluate.report import write_reports
     from dptool.evaluate.score import check_bundle, load_run, load_tasks, score
@@ -125,23 +128,35 @@ def answer_command(bundle, agent, out, selection):
               help="Ollama's URL. Default: $OLLAMA_HOST, then http://127.0.0.1:11434.")
 @click.option("--llm-timeout", default=300.0, show_default=True, type=click.FloatRange(min=1),
               help="Seconds one model reply may take (local models on a CPU are slow).")
+@click.option("--epochs", default=1, show_default=True, type=click.IntRange(1, 100),
+              help="Attempts per task: each task is answered this many times, and the score reports pass@1 and "
+                   "pass^k (every attempt right) beside accuracy.")
 @click.option("--limit", default=None, type=click.IntRange(1), hidden=True,
               help="Replaced by --sample (a stratified sample, not the first N tasks).")
 @selection_options
 def eval_command(bundle, model, condition, out, max_turns, sql_timeout, sql_memory, max_rows, ollama_host,
-                 llm_timeout, limit, selection):
+                 llm_timeout, epochs, limit, selection):
     """Run the built-in agent with an Ollama model over a bundle, then score it.
 
     The agent has two tools, run_sql (the read-only warehouse) and search_kb (BM25 over kb/).
 
-    Answers are appended task by task to OUT/answers.jsonl with a transcript each; run the same
-    command again after an interruption and it goes on with the tasks not yet answered.
+    Answers are appended attempt by attempt to OUT/answers.jsonl with a transcript each; run the same
+    command again after an interruption and it goes on with the (task, attempt) pairs not yet answered.
     """
     from dataclasses import replace
 
-    from dptool.evaluate.agent import Agent, Settings, finished, prepare_run, run_tasks, select_tasks, tasks_digest
+    from dptool.evaluate.agent import (
+        Agent,
+        Settings,
+        finished_attempts,
+        pending,
+        prepare_run,
+        run_tasks,
+        select_tasks,
+        tasks_digest,
+    )
     from dptool.evaluate.report import write_reports
-    from dptool.evaluate.score import load_answers, score
+    from dptool.evaluate.score import load_run, score
     from dptool.llm.client import LLM
 
     provider, _, name = model.partition(":")
@@ -154,18 +169,19 @@ def eval_command(bundle, model, condition, out, max_turns, sql_timeout, sql_memo
     llm = LLM(name, host=ollama_host, timeout=llm_timeout)
     settings = Settings(model=llm.name, condition=condition, max_turns=max_turns, sql_timeout=sql_timeout,
                         sql_memory_mb=sql_memory, max_rows=max_rows, tasks_sha256=tasks_digest(bundle),
-                        selection=selection.as_dict())
+                        selection=selection.as_dict(), epochs=epochs)
     out = Path(out or Path("runs") / f"{llm.model.replace(':', '_').replace('/', '_')}-{condition}")
     tasks = select_tasks(bundle, condition, selection)
     prepare_run(out, settings)
-    done = finished(out / "answers.jsonl")
-    todo = [t for t in tasks if t["task_id"] not in done]
-    click.echo(f"{llm.name} at {llm.host}, condition {condition}: {len(todo)} tasks to run, "
-               f"{len(tasks) - len(todo)} already answered in {out}")
+    todo = pending(tasks, epochs, finished_attempts(out / "answers.jsonl"))
+    unit = "tasks" if epochs == 1 else "attempts"
+    click.echo(f"{llm.name} at {llm.host}, condition {condition}: {len(todo)} {unit} to run"
+               f"{'' if epochs == 1 else f' ({len(tasks)} tasks × {epochs})'}, "
+               f"{len(tasks) * epochs - len(todo)} already answered in {out}")
     count = 0
     try:
         with Agent(llm, bundle, settings) as agent, \
-                click.progressbar(length=len(todo), label="  tasks", file=sys.stderr) as bar:
+                click.progressbar(length=len(todo), label=f"  {unit}", file=sys.stderr) as bar:
             def step(_):
                 nonlocal count
                 count += 1
@@ -174,16 +190,15 @@ def eval_command(bundle, model, condition, out, max_turns, sql_timeout, sql_memo
             run_tasks(agent, todo, out, on_done=step)
     except KeyboardInterrupt:
         # answers so far are on disk: the generic handler's "nothing was written" would be wrong here
-        exit_interrupted(f"\nerror: interrupted after {count} of {len(todo)} tasks; answers so far are in "
+        exit_interrupted(f"\nerror: interrupted after {count} of {len(todo)} {unit}; answers so far are in "
                          f"{out / 'answers.jsonl'}; run the same command again to resume")
     except DptoolError as exc:
-        raise DptoolError(f"{exc} ({count} of {len(todo)} tasks done; run the same command again to resume)") \
-            from None
+        raise DptoolError(f"{exc} ({count} of {len(todo)} {unit} done; run the same command again to "
+                          "resume)") from None
     against = "base" if condition == "no-rule" else "gold"
-    answers = load_answers(out / "answers.jsonl")
-    ids = {t["task_id"] for t in tasks}
-    answers.by_task = {k: v for k, v in answers.by_task.items() if k in ids}
-    report = score(tasks, answers, against=against)
+    answers = load_run(out)
+    answers.only({t["task_id"] for t in tasks})
+    report = score(tasks, answers, against=against, epochs=epochs)
     paths = write_reports(report, out, title=f"{llm.name}, {condition} condition")
     _echo_report(report, paths)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from dptool import __version__
+from dptool.cli.compare import compare_command
 from dptool.cli.dp import dp as dp_command
 from dptool.cli.evaluate import answer_command, eval_command, score_command
 from dptool.cli.interrupt import exit_interrupted
@@ -296,6 +297,6 @@ def ablate_pairing(project_dir, profiles_dir, dbt_target, seed, limit, bundle):
 
 # Commands of other areas register here, one line each (their modules import nothing from this one).
 COMMANDS: list[click.Command] = [score_command, answer_command, eval_command, dp_command, link_command,
-                                 judge_agreement_command, *SERVE_COMMANDS]
+                                 judge_agreement_command, compare_command, *SERVE_COMMANDS]
 for command in COMMANDS:
     main.add_command(command)

@@ -1,6 +1,8 @@
-"""Evaluating agents on a bundle: `dptool score`, `dptool answer`, `dptool eval`, `dptool serve`, the inspect task.
+"""Evaluating agents on a bundle: `dptool score`, `answer`, `eval`, `compare`, `serve`, the inspect task.
 
 score (a run's accuracy by type, tier, rule type and domain; each answer compared by dptool.answers) ·
+intervals (Wilson intervals over tasks, pass^k) · failures (why an answer is wrong: rules not applied,
+truncated, …) · compare (a leaderboard of runs on one bundle) ·
 sandbox (the read-only, time- and memory-limited SQL tool) · sql_worker (the process that runs its queries) ·
 kb (BM25 over the bundle's kb/) · agent (the tool-calling loop over an LLM) · reference (gold-sql, base-sql and
 empty agents) · report (score.md, report.html) · environment (the tools and task flow served to the user's own agent,

@@ -5,8 +5,9 @@ As in DI-Bench §4.1: the schema in the system prompt, temperature 0 (the client
 standard; oracle (the task's rule documents are given with the question); no-rule (the metric
 catalog only, scored against the task's `base` answer).
 
-A run writes OUT/answers.jsonl one task at a time, after that task's transcript; a run that was
-interrupted and started again skips the tasks already in the file.
+A run answers each task `epochs` times (attempts 1..k, every task's attempt 1 before any attempt 2) and writes
+OUT/answers.jsonl one attempt at a time, after that attempt's transcript; a run that was interrupted and started
+again skips the (task, attempt) pairs already in the file.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import hashlib
 import json
 import os
 import re
+import time
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import MISSING, asdict, dataclass, field, fields
@@ -89,6 +91,8 @@ class Settings:
     prompt_version: str = PROMPT_VERSION
     tasks_sha256: str = ""  # the bundle's fingerprint (dptool.bundle)
     selection: dict = field(default_factory=lambda: Selection().as_dict())
+    epochs: int = 1  # attempts per task
+    source: str = "eval"  # what wrote the run (the run-folder contract: eval, serve or inspect)
 
 
 class Agent:
@@ -161,7 +165,8 @@ class Agent:
         messages = [{"role": "system", "content": self.system},
                     {"role": "user", "content": self.task_prompt(task)}]
         self.sandbox.new_session()  # nothing a query of the last task did is seen by this one
-        answer, stop, turns, tool_calls = None, "max_turns", 0, 0
+        answer, stop, turns, tool_calls, sql_errors = None, "max_turns", 0, 0, 0
+        started = time.monotonic()
         before = self.llm.usage.get(STAGE)
         tokens_before = (before.prompt_tokens, before.completion_tokens) if before else (0, 0)
         max_turns = self.settings.max_turns
@@ -185,11 +190,13 @@ class Agent:
             for call in reply["tool_calls"]:
                 tool_calls += 1
                 output = self.call_tool(call["name"], call["arguments"] or {})
+                sql_errors += call["name"] == "run_sql" and output.startswith("error:")
                 messages.append({"role": "tool", "tool_name": call["name"], "content": output})
         usage = self.llm.usage[STAGE]
         return {"task_id": task["task_id"], "model": self.settings.model, "condition": self.settings.condition,
                 "prompt_version": self.settings.prompt_version, "answer": answer, "stop": stop, "turns": turns,
-                "tool_calls": tool_calls, "prompt_tokens": usage.prompt_tokens - tokens_before[0],
+                "tool_calls": tool_calls, "sql_errors": sql_errors, "seconds": round(time.monotonic() - started, 3),
+                "prompt_tokens": usage.prompt_tokens - tokens_before[0],
                 "completion_tokens": usage.completion_tokens - tokens_before[1], "messages": messages}
 
 
@@ -202,16 +209,31 @@ def tasks_digest(bundle: str | Path) -> str:
     return hashlib.sha256((Path(bundle) / "tasks.jsonl").read_bytes()).hexdigest()
 
 
-def finished(answers: Path) -> set[str]:
-    """Task ids already answered in an answers file; a line cut by an interruption does not count."""
+def finished_attempts(answers: Path) -> set[tuple[str, int]]:
+    """(task id, attempt) pairs already answered in an answers file (no "attempt": 1); a line cut by an
+    interruption does not count."""
     done = set()
     if answers.is_file():
         for line in answers.read_text(encoding="utf-8").splitlines():
             try:
-                done.add(json.loads(line)["task_id"])
-            except (json.JSONDecodeError, KeyError, TypeError):
+                record = json.loads(line)
+                attempt = record.get("attempt", 1)
+                if isinstance(attempt, int) and not isinstance(attempt, bool):
+                    done.add((record["task_id"], attempt))
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                 continue
     return done
+
+
+def finished(answers: Path) -> set[str]:
+    """Task ids with at least one attempt answered in an answers file."""
+    return {task_id for task_id, _ in finished_attempts(answers)}
+
+
+def pending(tasks: list[dict], epochs: int, done: set[tuple[str, int]]) -> list[tuple[dict, int]]:
+    """The (task, attempt) pairs still to run: every task's attempt 1, then every task's attempt 2, …, so that an
+    interrupted run holds whole epochs first."""
+    return [(t, a) for a in range(1, epochs + 1) for t in tasks if (t["task_id"], a) not in done]
 
 
 def prepare_run(out: Path, settings: Settings) -> None:
@@ -250,20 +272,23 @@ def append_answer(answers: Path, record: dict) -> None:
         os.fsync(f.fileno())
 
 
-def run_tasks(agent: Agent, tasks: Iterable[dict], out: Path, on_done: Callable[[dict], None] = lambda _: None
-              ) -> None:
-    """Solve each task; save its transcript, then append its answer."""
+RECORDED = ("stop", "turns", "seconds", "tool_calls", "sql_errors", "prompt_tokens", "completion_tokens")
+
+
+def run_tasks(agent: Agent, attempts: Iterable[tuple[dict, int]], out: Path,
+              on_done: Callable[[dict], None] = lambda _: None) -> None:
+    """Solve each (task, attempt); save its transcript, then append its answer line."""
     transcripts = out / "transcripts"
     transcripts.mkdir(exist_ok=True)
-    for task in tasks:
-        transcript = agent.solve(task)
-        name = f"{task['task_id']}.json"
+    for task, attempt in attempts:
+        transcript = {**agent.solve(task), "attempt": attempt}
+        name = f"{task['task_id']}-{attempt}.json"
         _write_atomic(transcripts / name, json.dumps(transcript, indent=2, sort_keys=True, ensure_ascii=False)
                       + "\n")
         append_answer(out / "answers.jsonl", {
-            "task_id": task["task_id"], "bundle": agent.settings.tasks_sha256, "answer": transcript["answer"],
-            "stop": transcript["stop"],
-            "turns": transcript["turns"], "transcript": f"transcripts/{name}"})
+            "task_id": task["task_id"], "attempt": attempt, "bundle": agent.settings.tasks_sha256,
+            "answer": transcript["answer"], "transcript": f"transcripts/{name}",
+            **{k: transcript[k] for k in RECORDED}})
         on_done(transcript)
 
 

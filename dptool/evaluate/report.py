@@ -32,37 +32,109 @@ def write_reports(report: dict, out: str | Path, title: str) -> list[Path]:
     return paths
 
 
+def interval(cell: dict, key: str = "ci95") -> str:
+    """A cell's 95 % interval as "20.8–93.9 %" (— without tasks)."""
+    ci = cell.get(key)
+    return "—" if not ci else f"{100 * ci[0]:.1f}–{100 * ci[1]:.1f} %"
+
+
 def summary_lines(report: dict) -> list[str]:
-    """The few lines a terminal shows: overall, then accuracy by analysis type and tier."""
+    """The few lines a terminal shows: overall, accuracy by analysis type and tier with intervals, why wrong."""
     lines = headline(report)
+    k = report.get("epochs", 1)
     for key, label in GROUPS[:2]:
         lines.append(f"{label.lower()}:")
-        lines += [f"  {name:<28} {cell['correct']:>4} / {cell['n']:<4} {pct(cell['accuracy']):>8}"
-                  for name, cell in report[key].items()]
+        for name, c in report[key].items():
+            line = f"  {name:<28} {c['correct']:>4} / {c.get('attempts', c['n']):<4} {pct(c['accuracy']):>8}  " \
+                   f"[{interval(c)}]"
+            if k > 1:
+                line += f"  pass^{k} {pct(c['pass_hat_k'])}"
+            lines.append(line)
+    if report["reasons"]:
+        lines.append("why wrong: " + ", ".join(f"{name} {n} ({pct(share)})" for name, n, share in failures(report)))
     return lines
 
 
+def failures(report: dict) -> list[tuple[str, int, float]]:
+    """(class, wrong answers, share of the wrong answers), the most frequent first."""
+    total = sum(report["reasons"].values())
+    return [(name, n, n / total) for name, n in sorted(report["reasons"].items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
 def headline(report: dict) -> list[str]:
-    """Accuracy over every task (a missing answer is wrong), then the coverage and the accuracy over the answered."""
-    o = report["overall"]
+    """Accuracy over every task (a missing answer is wrong), then the coverage and the accuracy over the answered,
+    the 95 % interval and, with k > 1 attempts, pass^k."""
+    o, k = report["overall"], report.get("epochs", 1)
     answered = o["answered"]
-    correct_answered = o["correct"]  # an unanswered task is never correct
-    return [f"accuracy {pct(o['accuracy'])}: {o['correct']} of {o['n']} tasks correct, a task without an answer "
-            f"counting as wrong; scored against {report['against']}",
-            f"coverage {answered} of {o['n']} tasks answered ({pct(o.get('coverage'))}); accuracy over the answered "
-            f"{pct(o.get('accuracy_answered'))} ({correct_answered} of {answered})"]
+    correct_answered = o["correct"]  # an unanswered attempt is never correct
+    if k == 1:
+        lines = [f"accuracy {pct(o['accuracy'])}: {o['correct']} of {o['n']} tasks correct, a task without an answer "
+                 f"counting as wrong; scored against {report['against']}",
+                 f"coverage {answered} of {o['n']} tasks answered ({pct(o.get('coverage'))}); accuracy over the "
+                 f"answered {pct(o.get('accuracy_answered'))} ({correct_answered} of {answered})",
+                 f"95 % interval {interval(o)} (Wilson score interval over {o['n']} tasks)"]
+    else:
+        lines = [f"accuracy (pass@1) {pct(o['accuracy'])}: {o['correct']} of {o['attempts']} attempts correct "
+                 f"({o['n']} tasks × {k} attempts), an attempt without an answer counting as wrong; scored against "
+                 f"{report['against']}",
+                 f"coverage {answered} of {o['attempts']} attempts answered ({pct(o.get('coverage'))}); accuracy over "
+                 f"the answered {pct(o.get('accuracy_answered'))} ({correct_answered} of {answered})",
+                 f"95 % interval {interval(o)} (Wilson score interval of the mean pass rate over {o['n']} tasks)",
+                 f"pass^{k} {pct(o['pass_hat_k'])}: {o['all_correct']} of {o['n']} tasks right in every attempt; "
+                 f"95 % interval {interval(o, 'pass_hat_k_ci95')}"]
+    return lines
+
+
+def _sentence(line: str) -> str:
+    return f"{line[0].upper()}{line[1:]}."
+
+
+def group_header(k: int) -> tuple[list[str], list[str]]:
+    """The columns of a group table: names, and markdown alignments."""
+    names = ["tasks", "correct" if k == 1 else "correct attempts", "accuracy" if k == 1 else "pass@1",
+             "95 % interval", *([f"pass^{k}", f"pass^{k} interval"] if k > 1 else [])]
+    return names, ["---:"] * len(names)
+
+
+def group_row(c: dict, k: int) -> list[str]:
+    extra = [pct(c["pass_hat_k"]), interval(c, "pass_hat_k_ci95")] if k > 1 else []
+    return [str(c["n"]), str(c["correct"]), pct(c["accuracy"]), interval(c), *extra]
+
+
+def stat(value: float | None, digits: int = 1) -> str:
+    if value is None:
+        return "—"
+    return str(int(value)) if float(value).is_integer() else f"{value:.{digits}f}"
+
+
+def task_stats(r: dict) -> list[str]:
+    """Seconds, tool calls, SQL errors and tokens of a task (the mean over its attempts), — where not recorded."""
+    tokens = None if r.get("prompt_tokens") is None and r.get("completion_tokens") is None else \
+        (r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0)
+    return [stat(r.get("seconds")), stat(r.get("tool_calls")), stat(r.get("sql_errors")), stat(tokens)]
+
+
+TASK_STATS = ("seconds", "tool calls", "SQL errors", "tokens")
+
+
+def right(r: dict, k: int) -> str:
+    return ("yes" if r["correct"] else "no") if k == 1 else f"{r['right']}/{k}"
 
 
 def markdown(report: dict, title: str) -> str:
-    first, second = headline(report)
-    lines = [f"# Scores: {title}", "", f"{first[0].upper()}{first[1:]}.", "", f"{second[0].upper()}{second[1:]}.", ""]
+    k = report.get("epochs", 1)
+    lines = [f"# Scores: {title}", ""]
+    for line in headline(report):
+        lines += [_sentence(line), ""]
+    names, align = group_header(k)
     for key, label in GROUPS:
-        lines += [f"## {label}", "", "| | tasks | correct | accuracy |", "| --- | ---: | ---: | ---: |"]
-        lines += [f"| {name} | {c['n']} | {c['correct']} | {pct(c['accuracy'])} |" for name, c in report[key].items()]
+        lines += [f"## {label}", "", f"| | {' | '.join(names)} |", f"| --- | {' | '.join(align)} |"]
+        lines += [f"| {_md(name)} | {' | '.join(group_row(c, k))} |" for name, c in report[key].items()]
         lines.append("")
     if report["reasons"]:
-        lines += ["## Why answers were wrong", "", "| kind | tasks |", "| --- | ---: |"]
-        lines += [f"| {_md(r)} | {n} |" for r, n in report["reasons"].items()]
+        what = "tasks" if k == 1 else "attempts"
+        lines += ["## Why answers were wrong", "", f"| class | {what} | share of the wrong |", "| --- | ---: | ---: |"]
+        lines += [f"| {_md(name)} | {n} | {pct(share)} |" for name, n, share in failures(report)]
         lines.append("")
     problems = report["answers_file"]
     if problems["problems"] or problems["unknown_task_ids"]:
@@ -71,9 +143,10 @@ def markdown(report: dict, title: str) -> str:
         if problems["unknown_task_ids"]:
             lines.append(f"- answers for tasks not in the bundle: {', '.join(problems['unknown_task_ids'])}")
         lines.append("")
-    lines += ["## Tasks", "", "| task | analysis type | tier | correct | reason |", "| --- | --- | --- | --- | --- |"]
-    lines += [f"| {r['task_id']} | {r['analysis_type']} | {r['tier']} | {'yes' if r['correct'] else 'no'} | "
-              f"{_md(r['reason'])} |" for r in report["results"]]
+    lines += ["## Tasks", "", f"| task | analysis type | tier | correct | class | reason | {' | '.join(TASK_STATS)} |",
+              "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    lines += [f"| {r['task_id']} | {r['analysis_type']} | {r['tier']} | {right(r, k)} | {_md(r['failure'])} | "
+              f"{_md(r['reason'])} | {' | '.join(task_stats(r))} |" for r in report["results"]]
     return "\n".join(lines) + "\n"
 
 
@@ -84,14 +157,14 @@ def _md(text: str) -> str:
 # ---- HTML --------------------------------------------------------------------------------------------
 
 
-def hbar_chart(rows: list[tuple[str, int, float | None]], title: str) -> str:
-    """Horizontal bars of accuracy, one per (label, n, accuracy)."""
+def hbar_chart(rows: list[tuple], title: str) -> str:
+    """Horizontal bars of accuracy, one per (label, n, accuracy[, 95 % interval]); the interval as a whisker."""
     label_w, bar_w, row_h, top = 250, 380, 28, 34
     width, height = label_w + bar_w + 90, top + row_h * max(len(rows), 1) + 10
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" font-family="{FONT}" role="img" aria-label="{escape(title)}" '
              f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">',
              f'<text x="0" y="18" font-size="15" font-weight="600" fill="{INK}">{escape(title)}</text>']
-    for i, (label, n, acc) in enumerate(rows):
+    for i, (label, n, acc, *ci) in enumerate(rows):
         y = top + i * row_h
         filled = 0 if acc is None else round(bar_w * acc, 1)
         parts += [
@@ -102,6 +175,10 @@ def hbar_chart(rows: list[tuple[str, int, float | None]], title: str) -> str:
             f'<title>{escape(label)}: {pct(acc)} of {n}</title></rect>',
             f'<text x="{label_w + bar_w + 8}" y="{y + 17}" font-size="13" fill="{INK}">{pct(acc)}</text>',
         ]
+        if ci and ci[0]:
+            low, high = (label_w + round(bar_w * x, 1) for x in ci[0])
+            parts.append(f'<path d="M{low} {y + 13}H{high}M{low} {y + 8}V{y + 18}M{high} {y + 8}V{y + 18}" '
+                         f'stroke="{INK}" stroke-width="1.5" fill="none"/>')
     return "\n".join([*parts, "</svg>"])
 
 
@@ -136,50 +213,64 @@ def tier_chart(by_tier: dict[str, dict]) -> str:
     return "\n".join([*parts, "</svg>"])
 
 
-_CSS = """body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1d2733;max-width:960px;
+CSS = """body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1d2733;max-width:960px;
 margin:2rem auto;padding:0 1rem}h1{font-size:1.5rem;margin-bottom:.2rem}.big{font-size:2.4rem;font-weight:700;
 color:#2f6fb3}.muted{color:#6b7785}section{margin:2rem 0}table{border-collapse:collapse;width:100%;margin-top:.5rem}
-th,td{text-align:left;padding:.3rem .6rem;border-bottom:1px solid #e6ebf1;vertical-align:top}td.n{text-align:right}
+th,td{text-align:left;padding:.3rem .6rem;border-bottom:1px solid #e6ebf1;vertical-align:top;overflow-wrap:anywhere}
+td.n{text-align:right}
 .ok{color:#1e7b34}.no{color:#b3261e}.charts{display:flex;flex-wrap:wrap;gap:2rem}
 article.wrong{border-top:1px solid #e6ebf1;padding:.4rem 0}article.wrong h3{font-size:1rem;margin:.4rem 0}
 p.q{margin:.2rem 0;font-weight:500}article.wrong td{width:50%}pre{margin:0;white-space:pre-wrap;word-break:break-word;
 font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}"""
 
 
+def group_table(group: dict[str, dict], label: str, k: int) -> str:
+    names, _ = group_header(k)
+    head = "".join(f"<th>{escape(n)}</th>" for n in names)
+    body = "".join(f"<tr><td>{escape(name)}</td>" + "".join(f"<td class=n>{escape(v)}</td>" for v in group_row(c, k))
+                   + "</tr>" for name, c in group.items())
+    return f"<section><h2>{escape(label)}</h2><table><tr><th></th>{head}</tr>{body}</table></section>"
+
+
+def failures_table(report: dict) -> str:
+    what = "tasks" if report.get("epochs", 1) == 1 else "attempts"
+    body = "".join(f"<tr><td>{escape(name)}</td><td class=n>{n}</td><td class=n>{pct(share)}</td></tr>"
+                   for name, n, share in failures(report))
+    return (f"<section><h2>Why answers were wrong</h2><table><tr><th>class</th><th>{what}</th><th>share of the wrong"
+            f"</th></tr>{body}</table></section>")
+
+
 def html(report: dict, title: str) -> str:
-    o = report["overall"]
+    k = report.get("epochs", 1)
+    first, second, third, *more = headline(report)
     charts = [hbar_chart(_rows(report["by_analysis_type"]), "Accuracy by analysis type"),
               tier_chart(report["by_tier"]),
               hbar_chart(_rows(report["by_rule_type"]), "Accuracy by rule type"),
               hbar_chart(_rows(report["by_domain"]), "Accuracy by domain")]
-    tables = []
-    for key, label in GROUPS:
-        body = "".join(f"<tr><td>{escape(name)}</td><td class=n>{c['n']}</td><td class=n>{c['correct']}</td>"
-                       f"<td class=n>{pct(c['accuracy'])}</td></tr>" for name, c in report[key].items())
-        tables.append(f"<section><h2>{label}</h2><table><tr><th></th><th>tasks</th><th>correct</th>"
-                      f"<th>accuracy</th></tr>{body}</table></section>")
+    tables = [group_table(report[key], label, k) for key, label in GROUPS]
     if report["reasons"]:
-        body = "".join(f"<tr><td>{escape(kind)}</td><td class=n>{n}</td></tr>" for kind, n in report["reasons"].items())
-        tables.append(f"<section><h2>Why answers were wrong</h2><table><tr><th>kind</th><th>tasks</th></tr>{body}"
-                      f"</table></section>")
+        tables.append(failures_table(report))
     wrong = [r for r in report["results"] if not r["correct"]]
     if wrong:
         tables.append(f"<section><h2>Wrong answers ({len(wrong)})</h2>"
                       + "".join(_wrong_answer(r, report["against"]) for r in wrong) + "</section>")
+    heads = "".join(f"<th>{escape(h)}</th>" for h in ("task", "analysis type", "tier", "", "class", "reason",
+                                                       *TASK_STATS))
     tasks = "".join(
         f"<tr><td>{escape(r['task_id'])}</td><td>{escape(r['analysis_type'])}</td><td>{escape(r['tier'])}</td>"
-        f"<td class={'ok' if r['correct'] else 'no'}>{'✓' if r['correct'] else '✗'}</td>"
-        f"<td>{escape(r['reason'])}</td></tr>" for r in report["results"])
+        f"<td class={'ok' if r['correct'] else 'no'}>{('✓' if r['correct'] else '✗') if k == 1 else right(r, k)}</td>"
+        f"<td>{escape(r['failure'])}</td><td>{escape(r['reason'])}</td>"
+        + "".join(f"<td class=n>{v}</td>" for v in task_stats(r)) + "</tr>" for r in report["results"])
+    o = report["overall"]
+    big = f"<span class=big>{pct(o['accuracy'])}</span>"
+    if k > 1:
+        big = f"pass@1 {big} pass^{k} <span class=big>{pct(o['pass_hat_k'])}</span>"
     return (f"<!doctype html>\n<html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
-            f"<style>{_CSS}</style></head><body>\n<h1>Scores: {escape(title)}</h1>\n"
-            f"<p><span class=big>{pct(o['accuracy'])}</span> <span class=muted>{o['correct']} of {o['n']} tasks "
-            f"correct (a task without an answer counts as wrong); scored against "
-            f"<code>{escape(report['against'])}</code></span></p>\n"
-            f"<p class=muted>coverage {o['answered']} of {o['n']} answered ({pct(o.get('coverage'))}); accuracy over "
-            f"the answered {pct(o.get('accuracy_answered'))}</p>\n"
-            f"<section class=charts>\n{chr(10).join(charts)}\n</section>\n{''.join(tables)}\n"
-            f"<section><h2>Tasks</h2><table><tr><th>task</th><th>analysis type</th><th>tier</th><th></th>"
-            f"<th>reason</th></tr>{tasks}</table></section>\n</body></html>\n")
+            f"<style>{CSS}</style></head><body>\n<h1>Scores: {escape(title)}</h1>\n"
+            f"<p>{big} <span class=muted>{escape(first.split(': ', 1)[1])}</span></p>\n"
+            + "".join(f"<p class=muted>{escape(line)}</p>\n" for line in (second, third, *more))
+            + f"<section class=charts>\n{chr(10).join(charts)}\n</section>\n{''.join(tables)}\n"
+            f"<section><h2>Tasks</h2><table><tr>{heads}</tr>{tasks}</table></section>\n</body></html>\n")
 
 
 SHOWN_CHARS = 2000  # of an answer or a gold on the page; score.json has them whole
@@ -202,5 +293,5 @@ def _shown(value) -> str:
     return text[:SHOWN_CHARS] + f"… ({len(text) - SHOWN_CHARS:,} characters more in score.json)"
 
 
-def _rows(group: dict[str, dict]) -> list[tuple[str, int, float | None]]:
-    return [(name, c["n"], c["accuracy"]) for name, c in group.items()]
+def _rows(group: dict[str, dict]) -> list[tuple]:
+    return [(name, c["n"], c["accuracy"], c.get("ci95")) for name, c in group.items()]

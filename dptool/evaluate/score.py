@@ -1,8 +1,10 @@
-"""Scoring a run: every answer compared with its task's gold (dptool.answers), accuracy by group (DESIGN §4)."""
+"""Scoring a run: every attempt of every task compared with its gold (dptool.answers); accuracy with its interval,
+pass^k and why answers were wrong, overall and by group (DESIGN §4)."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +13,8 @@ from typing import Any
 from dptool.answers import DuplicateKeys, Malformed, compare, read_json
 from dptool.bundle import fingerprint, short
 from dptool.errors import DptoolError
+from dptool.evaluate.failures import failure_class
+from dptool.evaluate.intervals import pass_hat, wilson
 
 TIERS = ("knowledge", "knowledge+analytics", "knowledge+analytics+rule")
 NO_RULE = "(no rule)"
@@ -31,19 +35,59 @@ def load_tasks(bundle: str | Path) -> list[dict]:
     return tasks
 
 
+STATS = ("seconds", "tool_calls", "sql_errors", "prompt_tokens", "completion_tokens")  # of one attempt, where known
+
+
 @dataclass
 class Answers:
-    """Answers by task id (the last line of a task counts), what was wrong with the file, and the fingerprints
-    of the bundles its records say they were made on (dptool.bundle)."""
+    """Answers by task id and attempt (the last line of a (task, attempt) counts), what was wrong with the file,
+    and the fingerprints of the bundles its records say they were made on (dptool.bundle).
+
+    `by_task` holds attempt 1 (a record without "attempt" is attempt 1), `later` the attempts after it by
+    (task id, attempt); `stats` what a record says of its attempt (seconds, tool calls, SQL errors, tokens);
+    `epochs` the attempts per task the run's run.json asks for (None: as many as the answers hold).
+    """
 
     by_task: dict[str, Any]
     problems: list[str]
     bundles: set[str] = field(default_factory=set)
     path: Path | None = None
+    later: dict[tuple[str, int], Any] = field(default_factory=dict)
+    stats: dict[tuple[str, int], dict] = field(default_factory=dict)
+    epochs: int | None = None
+
+    def has(self, task_id: str, attempt: int) -> bool:
+        return task_id in self.by_task if attempt == 1 else (task_id, attempt) in self.later
+
+    def answer(self, task_id: str, attempt: int) -> Any:
+        return self.by_task.get(task_id) if attempt == 1 else self.later.get((task_id, attempt))
+
+    def task_ids(self) -> set[str]:
+        return set(self.by_task) | {task_id for task_id, _ in self.later}
+
+    def attempts_held(self) -> int:
+        """The highest attempt number the answers hold (0 when they hold none)."""
+        return max((a for _, a in self.later), default=1 if self.by_task else 0)
+
+    def only(self, task_ids: set[str]) -> None:
+        """Keep the answers of these tasks alone."""
+        self.by_task = {k: v for k, v in self.by_task.items() if k in task_ids}
+        self.later = {k: v for k, v in self.later.items() if k[0] in task_ids}
+
+
+def _attempt(record: dict) -> int | None:
+    attempt = record.get("attempt", 1)
+    return attempt if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt >= 1 else None
+
+
+def _stats(record: dict) -> dict:
+    return {k: record[k] for k in STATS if isinstance(record.get(k), int | float) and not isinstance(record[k], bool)
+            and math.isfinite(record[k]) and record[k] >= 0}
 
 
 def load_answers(path: str | Path) -> Answers:
-    """Read an answers JSONL file: {"task_id": ..., "answer": JSON or text, "transcript": optional}.
+    """Read an answers JSONL file: {"task_id": ..., "attempt": 1-based (absent: 1), "answer": JSON or text,
+    "transcript": optional, and optional stats: seconds, tool_calls, sql_errors, prompt_tokens, completion_tokens}.
 
     A byte order mark is no part of the first line. A key twice in any object of an answer makes that answer
     malformed, and "answer" twice in a record too: json's last-wins would pick one of two claims.
@@ -51,9 +95,7 @@ def load_answers(path: str | Path) -> Answers:
     path = Path(path)
     if not path.is_file():
         raise DptoolError(f"{path}: answers file not found")
-    by_task: dict[str, Any] = {}
-    problems = []
-    bundles = set()
+    answers = Answers({}, [], set(), path)
     with open(path, encoding="utf-8-sig", errors="replace") as f:
         for i, line in enumerate(f, 1):
             line = line.lstrip("\ufeff")  # a file glued from several, each with its mark
@@ -62,29 +104,38 @@ def load_answers(path: str | Path) -> Answers:
             try:
                 record = read_json(line)
             except (ValueError, RecursionError):
-                problems.append(f"line {i}: not JSON")
+                answers.problems.append(f"line {i}: not JSON")
                 continue
             twice = record.keys_twice if isinstance(record, DuplicateKeys) else ()
-            if "task_id" in twice:
-                problems.append(f"line {i}: the key 'task_id' twice")
+            if "task_id" in twice or "attempt" in twice:
+                answers.problems.append(f"line {i}: the key {'task_id' if 'task_id' in twice else 'attempt'!r} twice")
                 continue
             if not isinstance(record, dict) or not isinstance(record.get("task_id"), str):
-                problems.append(f"line {i}: no task_id")
+                answers.problems.append(f"line {i}: no task_id")
                 continue
-            task_id, answer = record["task_id"], record.get("answer")
+            task_id, answer, attempt = record["task_id"], record.get("answer"), _attempt(record)
+            if attempt is None:
+                answers.problems.append(f"line {i}: attempt {json.dumps(record.get('attempt'))} is not a whole "
+                                        "number from 1 (the line is not scored)")
+                continue
             if isinstance(record.get("bundle"), str):
-                bundles.add(record["bundle"])
+                answers.bundles.add(record["bundle"])
             if "answer" in twice:
-                problems.append(f"line {i}: the key 'answer' twice (the answer is malformed)")
+                answers.problems.append(f"line {i}: the key 'answer' twice (the answer is malformed)")
                 answer = Malformed("malformed answer: the key 'answer' twice in its record")
-            if task_id in by_task:
-                problems.append(f"line {i}: a second answer for {task_id} (the last one counts)")
-            by_task[task_id] = answer
-    return Answers(by_task, problems, bundles, path)
+            if answers.has(task_id, attempt):
+                which = "" if attempt == 1 else f", attempt {attempt}"
+                answers.problems.append(f"line {i}: a second answer for {task_id}{which} (the last one counts)")
+            if attempt == 1:
+                answers.by_task[task_id] = answer
+            else:
+                answers.later[(task_id, attempt)] = answer
+            answers.stats[(task_id, attempt)] = _stats(record)
+    return answers
 
 
 def load_run(path: str | Path) -> Answers:
-    """An answers file, or a run folder (its answers.jsonl, and run.json's bundle fingerprint)."""
+    """An answers file, or a run folder (its answers.jsonl, and run.json's bundle fingerprint and epochs)."""
     path = Path(path)
     if not path.is_dir():
         return load_answers(path)
@@ -98,6 +149,11 @@ def load_run(path: str | Path) -> Answers:
         fp = settings.get("bundle") or settings.get("tasks_sha256")
         if isinstance(fp, str) and fp:
             answers.bundles.add(fp)
+        epochs = settings.get("epochs", 1)
+        if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
+            raise DptoolError(f"{run}: epochs is {json.dumps(epochs)}; expected a whole number from 1 (the attempts "
+                              "per task)")
+        answers.epochs = epochs
     return answers
 
 
@@ -113,58 +169,102 @@ def check_bundle(answers: Answers, bundle: str | Path, tasks: list[dict], shared
     if not shared_ids:
         raise DptoolError(f"{where}: made on bundle {short(others[0])}, not on {bundle} ({short(mine)}); score "
                           "the task ids both hold with --shared-ids, or answer this bundle")
-    return [t for t in tasks if t["task_id"] in answers.by_task]
+    held = answers.task_ids()
+    return [t for t in tasks if t["task_id"] in held]
 
 
-def _group(results: list[dict], key) -> dict[str, dict]:
-    groups: dict[str, list[bool]] = defaultdict(list)
+def _group(results: list[dict], key, k: int) -> dict[str, dict]:
+    groups: dict[str, list[dict]] = defaultdict(list)
     for r in results:
         for name in key(r):
-            groups[name].append(r["correct"])
-    return {name: _cell(v) for name, v in sorted(groups.items())}
+            groups[name].append(r)
+    return {name: cell(v, k) for name, v in sorted(groups.items())}
 
 
-def _cell(flags: list[bool]) -> dict:
-    n, correct = len(flags), sum(flags)
-    return {"n": n, "correct": correct, "accuracy": round(correct / n, 4) if n else None}
+def _ci(p: float, n: int) -> list[float]:
+    return [round(x, 4) for x in wilson(p, n)]
 
 
-def score(tasks: list[dict], answers: Answers, *, against: str = "gold") -> dict:
-    """Score every task (a missing answer is wrong: "no answer"); accuracy overall and by group."""
+def cell(results: list[dict], k: int) -> dict:
+    """Accuracy of some tasks' results with its 95 % interval over tasks (dptool.evaluate.intervals); with k > 1
+    attempts accuracy is pass@1 (right attempts of all n·k), and pass^k the share of tasks right in every attempt."""
+    n = len(results)
+    right = [r["right"] for r in results]
+    accuracy = sum(right) / (n * k) if n else None
+    out = {"n": n, "correct": sum(right), "accuracy": None if accuracy is None else round(accuracy, 4),
+           "ci95": _ci(accuracy, n) if n else None}
+    if k > 1:
+        every = sum(1 for c in right if c == k)
+        out.update({"attempts": n * k, "all_correct": every,
+                    "pass_hat_k": round(pass_hat(right, k), 4) if n else None,
+                    "pass_hat_k_ci95": _ci(every / n, n) if n else None})
+    return out
+
+
+def _mean(values: list[float]) -> float | None:
+    if len(values) <= 1:
+        return values[0] if values else None
+    return round(sum(values) / len(values), 3)
+
+
+def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs: int | None = None) -> dict:
+    """Score every task's attempts 1..k (a missing answer is wrong: "no answer"; k: `epochs`, else the run's, else
+    the highest attempt the answers hold); accuracy with its interval overall and by group, pass^k for k > 1,
+    why answers were wrong (dptool.evaluate.failures) and each task's seconds, tool calls, SQL errors and tokens."""
+    k = epochs or answers.epochs or max(answers.attempts_held(), 1)
     results = []
     for task in tasks:
-        given = task["task_id"] in answers.by_task
-        verdict = compare(task, answers.by_task.get(task["task_id"]), against=against)
+        task_id = task["task_id"]
+        attempts = []
+        for attempt in range(1, k + 1):
+            given = answers.answer(task_id, attempt)
+            verdict = compare(task, given, against=against)
+            attempts.append({"attempt": attempt, "answered": given is not None, "correct": verdict.correct,
+                             "reason": verdict.reason, "kind": verdict.kind,
+                             "failure": failure_class(task, given, verdict, against), "answer": given,
+                             **answers.stats.get((task_id, attempt), {})})
+        shown = next((a for a in attempts if not a["correct"]), attempts[0])  # the first wrong attempt
         results.append({
-            "task_id": task["task_id"],
+            "task_id": task_id,
             "analysis_type": task.get("analysis_type", ""),
             "tier": task.get("tier", ""),
             "domain": task.get("domain", ""),
             "rule_types": sorted(set(task.get("rule_types") or [])),
-            "answered": given and answers.by_task[task["task_id"]] is not None,
-            "correct": verdict.correct,
-            "reason": verdict.reason,
-            "kind": verdict.kind,
+            "answered": any(a["answered"] for a in attempts),
+            "correct": all(a["correct"] for a in attempts),
+            "right": sum(a["correct"] for a in attempts),
+            "reason": shown["reason"],
+            "kind": shown["kind"],
+            "failure": shown["failure"],
             "question": task.get("question", ""),
             "expected": task.get(against),
-            "answer": answers.by_task.get(task["task_id"]),
+            "answer": shown["answer"],
+            **{stat: _mean([a[stat] for a in attempts if stat in a]) for stat in STATS},
+            "attempts": attempts,
         })
     known = {t["task_id"] for t in tasks}
-    answered = [r["correct"] for r in results if r["answered"]]
+    every = [a for r in results for a in r["attempts"]]
+    answered = [a for a in every if a["answered"]]
+    beyond = sorted({a for _, a in answers.later if a > k})
+    problems = answers.problems + [f"answers for attempt {a}, beyond the run's {k} epoch{'s' if k > 1 else ''}, "
+                                   "not scored" for a in beyond]
     return {
         "against": against,
+        "epochs": k,
         # the headline: over every task selected, a missing answer wrong; then the coverage and the accuracy
-        # over the answered tasks alone, which says how good the answers given are, not how many there are
-        "overall": {**_cell([r["correct"] for r in results]), "answered": len(answered),
-                    "coverage": round(len(answered) / len(results), 4) if results else None,
-                    "accuracy_answered": _cell(answered)["accuracy"]},
-        "by_analysis_type": _group(results, lambda r: [r["analysis_type"]]),
-        "by_tier": {t: c for t, c in sorted(_group(results, lambda r: [r["tier"]]).items(), key=_tier_order)},
-        "by_rule_type": _group(results, lambda r: r["rule_types"] or [NO_RULE]),
-        "by_domain": _group(results, lambda r: [r["domain"]]),
-        "reasons": dict(sorted(Counter(r["kind"] for r in results if not r["correct"]).items())),
-        "answers_file": {"problems": answers.problems,
-                         "unknown_task_ids": sorted(set(answers.by_task) - known)},
+        # over the answered attempts alone, which says how good the answers given are, not how many there are
+        "overall": {**cell(results, k), "answered": len(answered),
+                    "coverage": round(len(answered) / len(every), 4) if every else None,
+                    "accuracy_answered": round(sum(a["correct"] for a in answered) / len(answered), 4)
+                    if answered else None},
+        "by_analysis_type": _group(results, lambda r: [r["analysis_type"]], k),
+        "by_tier": {t: c for t, c in sorted(_group(results, lambda r: [r["tier"]], k).items(), key=_tier_order)},
+        "by_rule_type": _group(results, lambda r: r["rule_types"] or [NO_RULE], k),
+        "by_domain": _group(results, lambda r: [r["domain"]], k),
+        "reasons": dict(sorted(Counter(a["failure"] for a in every if not a["correct"]).items())),
+        "usage": {stat: round(sum(a.get(stat, 0) for a in every), 3) for stat in STATS}
+        | {"attempts_recorded": sum(1 for a in every if any(stat in a for stat in STATS))},
+        "answers_file": {"problems": problems, "unknown_task_ids": sorted(answers.task_ids() - known)},
         "results": results,
     }
 
