@@ -151,6 +151,12 @@ def test_no_rule_condition_hides_rule_documents_and_scores_against_base(bundle, 
     assert "Do not apply business-rule documents" in system
     search = ollama_server.requests[1][1]["messages"][-1]["content"]
     assert "[rules/" not in search
+    # `dptool score` of the run folder scores what the run ran, as it ran it: its task, against base
+    again = subprocess.run([sys.executable, "-m", "dptool.cli", "score", str(bundle), str(tmp_path / "run"), "--out",
+                            str(tmp_path / "score")], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert f"selection: task {t0['task_id']} (as the run ran): 1 tasks" in again.stdout
+    assert "1 of 1 tasks correct, a task without an answer counting as wrong; scored against base" in again.stdout
 
 
 def test_oracle_condition_gives_the_task_rule_documents(bundle, tasks):
@@ -183,16 +189,22 @@ def test_a_line_cut_by_an_interruption_does_not_count_and_the_next_answer_starts
     assert path.read_text(encoding="utf-8").splitlines()[-1] == '{"answer": 2, "task_id": "t_0002"}'
 
 
-def test_a_bad_model_or_an_unreachable_ollama_is_one_error_line(bundle, tmp_path):
+def test_a_bad_model_or_an_unreachable_ollama_is_one_error_line(bundle, ollama_server, tmp_path):
+    server = ollama_server
     base = [sys.executable, "-m", "dptool.cli", "eval", str(bundle), "--out", str(tmp_path / "run"), "--limit", "1"]
     bad = subprocess.run([*base, "--model", "gpt-4"], capture_output=True, text=True, timeout=60)
     assert (bad.returncode, bad.stderr) == (1, "error: --model 'gpt-4': expected ollama:NAME, e.g. ollama:qwen2.5:7b\n")
     down = subprocess.run([*base, "--model", "ollama:m", "--ollama-host", "http://127.0.0.1:9"], capture_output=True,
                           text=True, timeout=60)
     assert down.returncode == 1
-    assert down.stderr.splitlines()[-1] == ("error: cannot reach ollama at http://127.0.0.1:9; start `ollama serve` "
-                                            "or set OLLAMA_HOST (0 of 1 tasks done; run the same command again to "
-                                            "resume)")
+    # before any work: no run folder, no "tasks to run" (issue 28: it used to write both first)
+    assert down.stderr == "error: cannot reach ollama at http://127.0.0.1:9; start `ollama serve` or set OLLAMA_HOST\n"
+    assert down.stdout == "" and not (tmp_path / "run").exists()
+    missing = subprocess.run([*base, "--model", "ollama:not-pulled", "--ollama-host", server.url],
+                             capture_output=True, text=True, timeout=60)
+    assert (missing.returncode, missing.stdout, (tmp_path / "run").exists()) == (1, "", False)
+    assert missing.stderr == (f"error: ollama:not-pulled at {server.url}: model 'not-pulled' is not pulled; run "
+                              "`ollama pull not-pulled`\n")
 
 
 def test_a_run_survives_every_query_that_crashed_it_and_no_session_state_crosses_tasks(bundle, tasks, ollama_server,

@@ -65,13 +65,24 @@ def score_command(bundle, answers, out, against, shared_ids, selection):
     the rules), "truncated" (fewer rows than asked), else the comparison's reason. Answers made on another
     bundle are refused (see --shared-ids).
     """
+    from dptool.evaluate.agent import RULE_TIER
     from dptool.evaluate.report import write_reports
     from dptool.evaluate.score import check_bundle, load_run, load_tasks, score
+    from dptool.evaluate.select import Selection
 
     given = load_run(answers)
-    tasks = check_bundle(given, bundle, selection.apply(load_tasks(bundle)), shared_ids)
-    if not selection.everything:
-        click.echo(f"selection: {selection.describe()}: {len(tasks)} tasks")
+    tasks = load_tasks(bundle)
+    ran = given.run
+    if selection.everything and isinstance(ran.get("selection"), dict):  # a run folder: the tasks it ran
+        selection = Selection(**{k: tuple(v) if isinstance(v, list) else v for k, v in ran["selection"].items()
+                                 if k in Selection.__dataclass_fields__})
+    if ran.get("condition") in ("oracle", "no-rule"):  # as `eval` ran them: the rule-grounded analytics tasks
+        tasks = [t for t in tasks if t.get("tier") == RULE_TIER]
+        if click.get_current_context().get_parameter_source("against") is click.core.ParameterSource.DEFAULT:
+            against = "base" if ran["condition"] == "no-rule" else against
+    tasks = check_bundle(given, bundle, selection.apply(tasks), shared_ids)
+    if not selection.everything or ran:
+        click.echo(f"selection: {selection.describe()}{' (as the run ran)' if ran else ''}: {len(tasks)} tasks")
     report = score(tasks, given, against=against)
     paths = write_reports(report, out, title=f"{Path(answers).name} on {Path(bundle).name}")
     _echo_report(report, paths)
@@ -172,6 +183,7 @@ def eval_command(bundle, model, condition, out, max_turns, sql_timeout, sql_memo
                         selection=selection.as_dict(), epochs=epochs)
     out = Path(out or Path("runs") / f"{llm.model.replace(':', '_').replace('/', '_')}-{condition}")
     tasks = select_tasks(bundle, condition, selection)
+    llm.ensure_model()  # an unreachable server or a model not pulled stops the run before it writes anything
     prepare_run(out, settings)
     todo = pending(tasks, epochs, finished_attempts(out / "answers.jsonl"))
     unit = "tasks" if epochs == 1 else "attempts"

@@ -54,6 +54,7 @@ class Answers:
     path: Path | None = None
     later: dict[tuple[str, int], Any] = field(default_factory=dict)
     stats: dict[tuple[str, int], dict] = field(default_factory=dict)
+    run: dict = field(default_factory=dict)  # a run folder's run.json: its selection and condition
     epochs: int | None = None
 
     def has(self, task_id: str, attempt: int) -> bool:
@@ -146,6 +147,7 @@ def load_run(path: str | Path) -> Answers:
             settings = json.loads(run.read_text(encoding="utf-8"))
         except ValueError:
             raise DptoolError(f"{run}: not JSON; it is the run's settings, written by dptool") from None
+        answers.run = settings if isinstance(settings, dict) else {}
         fp = settings.get("bundle") or settings.get("tasks_sha256")
         if isinstance(fp, str) and fp:
             answers.bundles.add(fp)
