@@ -39,6 +39,7 @@ from dptool.outdir import BUNDLE, check_replaceable
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import DbtProject, dbt_version
 from dptool.project.digests import snapshot
+from dptool.project.lock import project_lock
 from dptool.project.prepare import manifest_behind_generated, prepare_catalog
 from dptool.project.semantic import GENERATED_DIR as SEMANTIC_DIR
 from dptool.project.warehouse import Warehouse
@@ -183,7 +184,8 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
     made_with = {"target": target_tasks, "min_per_type": min_per_type, "seed": seed,
                  "rules_dir": str(rules_dir) if rules_dir is not None else None,
                  "llm": llm.name if llm is not None else None, "dbt_target": dbt_target}
-    with last_good(project, GENERATED, echo):  # a run that does not complete leaves the project's as they were
+    # one run at a time in a project; a run that does not complete leaves the project's folders as they were
+    with project_lock(project.project_dir, "dptool generate", echo), last_good(project, GENERATED, echo):
         return _generate(project, out, seed=seed, target_tasks=target_tasks, min_per_type=min_per_type,
                          refresh=refresh, echo=echo, progress=progress, rules_dir=rules_dir, llm=llm,
                          made_with=made_with)
