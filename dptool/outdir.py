@@ -352,8 +352,11 @@ def check_files(folder: str | Path, names: list[str]) -> Path:
         sealed = sealed or BUNDLE
         how = "through `dptool generate`" if sealed is BUNDLE else "when it writes that folder again"
         raise DptoolError(f"{given}: is a {sealed.name}; dptool writes into it only {how}: choose another --out")
+    if not full.exists():  # said of the folder given, not of a file in it
+        _refuse_inside_sealed(full, given)
+        _check_writable(full, given)
     for name in names:
-        check_file(full / name)
+        check_file(folder / name)
     return folder
 
 

@@ -10,6 +10,7 @@ may both take it).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -104,6 +105,7 @@ def hold(path: str | Path, command: str, what: str, echo: Callable[[str], None] 
         finally:
             _held[path] -= 1
         return
+    made = not path.parent.exists()  # a project not yet built has no target folder: none is left behind either
     fd, earlier = _acquire(path, what)
     try:
         if earlier.get("pid") and earlier["pid"] != os.getpid():
@@ -121,6 +123,9 @@ def hold(path: str | Path, command: str, what: str, echo: Callable[[str], None] 
         finally:
             del _held[path]
             path.unlink(missing_ok=True)  # before the flock goes: the next run finds no holder to report
+            if made:
+                with contextlib.suppress(OSError):  # not empty: the run wrote there
+                    path.parent.rmdir()
     finally:
         os.close(fd)
 
