@@ -23,6 +23,7 @@ import stat
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from glob import escape as glob_escape
 from pathlib import Path
 
 from dptool import __version__
@@ -235,9 +236,35 @@ def _check_writable(target: Path, given: str | Path) -> None:
 
 
 def staging_folder(out: Path) -> Path:
-    """A new empty folder beside `out`, to be published with `publish`."""
+    """A new empty folder beside `out`, to be published with `publish`. What a run killed outright left beside
+    `out` goes first: its staging folder, and the old folder it had moved aside (put back if `out` is gone)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    _clear_left_behind(out)
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def _clear_left_behind(out: Path) -> None:
+    """The `.<name>.tmp-<pid>-*` and `.<name>.old-<pid>-*` folders of runs no longer running (named with their pid)."""
+    for path in sorted(out.parent.glob(f".{glob_escape(out.name)}.*-*-*")):
+        rest = path.name[len(out.name) + 2:]
+        what, _, tail = rest.partition("-")
+        pid = tail.split("-", 1)[0]
+        if what not in ("tmp", "old") or not pid.isdigit() or _running(int(pid)) or not path.is_dir():
+            continue
+        if what == "old" and not out.exists():
+            path.rename(out)  # killed between its two renames: the old folder is the last complete one
+        else:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _inventory(folder: Path) -> tuple[dict[str, list[str]], list[str]]:
@@ -259,7 +286,7 @@ def publish(tmp: Path, out: Path, kind: Kind) -> Path:
     _write_marker(tmp, {"kind": kind.name, "dptool": __version__, "files": files, "folders": folders})
     out = check_replaceable(out, kind)
     if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
         os.rmdir(old)
         out.rename(old)
         tmp.rename(out)
@@ -312,7 +339,11 @@ def check_file(path: str | Path) -> Path:
     """Refuse `path` unless dptool may write that file: absent, or a file dptool wrote there, unchanged since; never
     inside a folder dptool writes whole; its folder writable. Returns `path` (as given)."""
     given, path = path, Path(path)
+    if not str(given).strip():
+        raise DptoolError("--out is empty: name a file")
     full = Path(os.path.abspath(path))
+    if full.name == MARKER or _matches(full.name, _TEMP):
+        raise DptoolError(f"{given}: a name dptool keeps for its own record of what it wrote; choose another --out")
     if full.exists() or full.is_symlink():
         mode = full.lstat().st_mode
         if stat.S_ISDIR(mode):
@@ -352,8 +383,8 @@ def check_files(folder: str | Path, names: list[str]) -> Path:
         sealed = sealed or BUNDLE
         how = "through `dptool generate`" if sealed is BUNDLE else "when it writes that folder again"
         raise DptoolError(f"{given}: is a {sealed.name}; dptool writes into it only {how}: choose another --out")
-    if not full.exists():  # said of the folder given, not of a file in it
-        _refuse_inside_sealed(full, given)
+    _refuse_inside_sealed(full, given)  # said of the folder given, not of a file in it
+    if not full.exists():
         _check_writable(full, given)
     for name in names:
         check_file(folder / name)

@@ -218,3 +218,19 @@ def test_a_run_killed_outright_is_undone_by_the_next(tmp_path):
         raise RuntimeError("the next run fails too")
     assert _snapshot(project.project_dir) == before
     assert len(notes) == 1 and "earlier run was killed" in notes[0]
+
+
+def test_a_run_killed_while_it_wrote_the_list_of_kept_folders_does_not_stop_the_next(tmp_path):
+    """Issue 23, hostile round: a SIGKILL between creating folders.json and writing it left an empty list, and every
+    later run failed reading it (a JSONDecodeError traceback). The list is now written whole or not at all, and an
+    empty one (from an older dptool) means nothing was moved yet."""
+    project = _fake_project(tmp_path / "p")
+    before = _snapshot(project.project_dir)
+    keep = project.target_dir / KEPT
+    keep.mkdir()
+    (keep / KEPT_LIST).write_text("", encoding="utf-8")
+    notes = []
+    with pytest.raises(RuntimeError), last_good(project, GENERATED, echo=notes.append):
+        raise RuntimeError("this run fails: the project's folders come back as they were")
+    assert not keep.exists() and len(notes) == 1 and "earlier run was killed" in notes[0]
+    assert _snapshot(project.project_dir) == before

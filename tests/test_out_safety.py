@@ -4,6 +4,7 @@ before any work when it may not (issue 16: `--out mydata` deleted notes.txt, `--
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -328,3 +329,20 @@ def test_a_full_disk_is_one_line_and_leaves_nothing_half_written(bundle, tmp_pat
         pytest.skip(f"cannot mount here: {proc.stderr.strip()}")
     _one_line(proc, str(disk / "answers.jsonl"), "No space left on device", "nothing was written there")
     assert proc.stdout.splitlines()[-1] == "left: ", proc.stdout  # no temporary file, no half an answers file
+
+
+def test_what_a_run_killed_outright_left_beside_the_bundle_is_cleared_by_the_next(bundle, tmp_path):
+    """Hostile round: a generate SIGKILLed while it wrote the bundle left its staging folder (a copy of the warehouse)
+    beside it for good; one killed between publish's two renames left the bundle aside and no bundle."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)  # a process that has ended
+    staging = tmp_path / f".B.tmp-{pid}-x1"
+    (staging / "kb").mkdir(parents=True)
+    (staging / "warehouse.duckdb").write_bytes(b"half")
+    before = _tree(bundle)
+    bundle.rename(tmp_path / f".B.old-{pid}-x2")  # the last complete bundle, moved aside
+    mine = tmp_path / f".B.tmp-{os.getpid()}-x3"  # a run still running (this one): left alone
+    mine.mkdir()
+    tmp = staging_folder(bundle)
+    assert _tree(bundle) == before and not staging.exists() and mine.is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["B", mine.name, tmp.name])

@@ -101,9 +101,11 @@ def last_good(project: DbtProject, folders: tuple[Path, ...], echo: Callable[[st
     shutil.rmtree(keep, ignore_errors=True)
     keep.mkdir(parents=True)
     present = [str(f) for f in folders if (project.project_dir / f).exists()]
-    # the list first: a run killed while moving still says which folders existed
-    (keep / KEPT_LIST).write_text(json.dumps({"folders": [str(f) for f in folders], "present": present}),
-                                  encoding="utf-8")
+    # the list first: a run killed while moving still says which folders existed; written whole or not at all (a run
+    # killed while writing it left an empty list that every later run failed to read)
+    listing = keep / f".{KEPT_LIST}.tmp"
+    listing.write_text(json.dumps({"folders": [str(f) for f in folders], "present": present}), encoding="utf-8")
+    listing.replace(keep / KEPT_LIST)
     try:
         for rel in present:
             shutil.move(project.project_dir / rel, keep / rel)
@@ -119,7 +121,10 @@ def _put_back(project: DbtProject, keep: Path) -> None:
     main = threading.current_thread() is threading.main_thread()
     before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
-        listed = json.loads((keep / KEPT_LIST).read_text(encoding="utf-8"))
+        try:
+            listed = json.loads((keep / KEPT_LIST).read_text(encoding="utf-8"))
+        except ValueError:  # cut while it was written, before anything was moved: nothing to put back
+            listed = {"folders": [], "present": []}
         for rel in listed["folders"]:
             if rel in listed["present"] and not (keep / rel).exists():
                 continue  # not moved aside yet when the run stopped: it is where it was
