@@ -108,6 +108,9 @@ def last_good(project: DbtProject, folders: tuple[Path, ...], echo: Callable[[st
     listing.replace(keep / KEPT_LIST)
     try:
         for rel in present:
+            # its parent first: without it shutil.move copies and deletes (a rename needs the parent), and a Ctrl-C
+            # during the copy put the partial copy back in place of the folder
+            (keep / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.move(project.project_dir / rel, keep / rel)
         yield
     except BaseException:
