@@ -80,10 +80,11 @@ LINK = Kind("rule-link report", ("*.sql", "report.json", "report.md"),
             lambda p, rel: not rel.endswith(".sql") or _holds_in_head(p, "dptool link"))
 DATA_PRODUCT = Kind("data product folder", ("*.sql", "_*.yml", "*.dp.json"),
                     lambda p: any(p.glob("*.dp.json")), _data_product_signed)
-RUN = Kind("eval run folder", ("run.json", "answers.jsonl", "transcripts", "transcripts/*.json", "score.json",
-                               "score.md", "report.html", "dptool.lock"),
+RUN = Kind("run folder", ("run.json", "answers.jsonl", "transcripts", "transcripts/*.json", "transcripts/*.jsonl",
+                               "score.json", "score.md", "report.html", "dptool.lock"),
            lambda p: (p / "run.json").is_file(), sealed=False,
-           grows=("run.json", "answers.jsonl", "transcripts", "transcripts/*.json", "dptool.lock"))
+           grows=("run.json", "answers.jsonl", "transcripts", "transcripts/*.json", "transcripts/*.jsonl",
+                  "dptool.lock"))
 KINDS = (BUNDLE, LINK, DATA_PRODUCT, RUN)
 
 
@@ -202,22 +203,28 @@ def check_replaceable(out: str | Path, kind: Kind) -> Path:
     else at any depth. Also refuses a destination inside a folder dptool writes whole, and one whose nearest
     existing parent cannot be written to. Returns `out` resolved."""
     given, out = out, Path(out).resolve()
+    named = _named(given, out)
     if out.exists() or out.is_symlink():
         if not out.is_dir() or Path(given).is_symlink():
-            raise DptoolError(f"{given}: exists and is not a folder; choose another --out")
+            raise DptoolError(f"{named}: exists and is not a folder; choose another --out")
         if any(out.iterdir()):
             marker = _read_marker(out)
             ours = marker is not None and marker.get("kind") == kind.name
             if not ours and not (marker is None and kind.legacy(out)):
-                raise DptoolError(f"{given}: not empty and not a {kind.name} dptool wrote (no {MARKER} marker); "
+                raise DptoolError(f"{named}: not empty and not a {kind.name} dptool wrote (no {MARKER} marker); "
                                   "dptool replaces only its own folders: choose an empty or new --out")
             foreign = _foreign(out, kind, marker if ours else None)
             if foreign:
-                raise DptoolError(f"{given}: the {kind.name} there also holds files dptool did not write "
+                raise DptoolError(f"{named}: the {kind.name} there also holds files dptool did not write "
                                   f"({_shown(foreign)}); move them out, or choose another --out")
-    _refuse_inside_sealed(out, given)
-    _check_writable(out, given)
+    _refuse_inside_sealed(out, named)
+    _check_writable(out, named)
     return out
+
+
+def _named(given: str | Path, full: Path) -> str:
+    """The path as the user gave it, and what it is when that differs (`.`, a relative path)."""
+    return str(given) if str(given) == str(full) else f"{given} ({full})"
 
 
 def _check_writable(target: Path, given: str | Path) -> None:
@@ -466,28 +473,29 @@ def open_run_folder(out: str | Path, kind: Kind = RUN) -> Path:
     nothing else. Returns it as given."""
     given, out = out, Path(out)
     full = Path(os.path.abspath(out))
+    named = _named(given, full)
     if full.exists() or full.is_symlink():
         if not full.is_dir() or full.is_symlink():
-            raise DptoolError(f"{given}: exists and is not a folder; choose another --out")
+            raise DptoolError(f"{named}: exists and is not a folder; choose another --out")
         if any(full.iterdir()):
             marker = _read_marker(full)
             ours = marker is not None and marker.get("kind") == kind.name
             if not ours and not (marker is None and kind.legacy(full)):
-                raise DptoolError(f"{given}: not empty and not an {kind.name} dptool made (no {MARKER} marker); "
+                raise DptoolError(f"{named}: not empty and not a {kind.name} dptool made (no {MARKER} marker); "
                                   "choose an empty or new --out")
             foreign = _foreign(full, kind, marker if ours and _recorded(marker) is not None else None)
             if foreign:
-                raise DptoolError(f"{given}: the {kind.name} there also holds files dptool did not write "
+                raise DptoolError(f"{named}: the {kind.name} there also holds files dptool did not write "
                                   f"({_shown(foreign)}); move them out, or choose another --out")
             if marker is None or _recorded(marker) is None:  # an old run: what it holds becomes dptool's record
                 files = {rel: hashes for rel, hashes in _inventory(full)[0].items() if not _matches(rel, kind.grows)}
                 _write_marker(full, {**(marker or {}), "kind": kind.name, "dptool": __version__, "files": files})
             return out
-    _refuse_inside_sealed(full, given)
-    _check_writable(full, given)
+    _refuse_inside_sealed(full, named)
+    _check_writable(full, named)
     try:
         full.mkdir(parents=True, exist_ok=True)
         _write_marker(full, {"kind": kind.name, "dptool": __version__, "files": {}})
     except OSError as exc:
-        raise DptoolError(f"{given}: cannot be created ({exc.strerror or exc}); choose another --out") from None
+        raise DptoolError(f"{named}: cannot be created ({exc.strerror or exc}); choose another --out") from None
     return out

@@ -258,7 +258,7 @@ def test_eval_refuses_a_folder_of_the_users_and_one_inside_a_bundle(bundle, tmp_
     mine.mkdir()
     (mine / "notes.txt").write_text("keep\n", encoding="utf-8")
     args = ("eval", str(bundle), "--model", "ollama:none", "--ollama-host", "http://127.0.0.1:9")
-    _one_line(run_cli(*args, "--out", str(mine)), str(mine), "not an eval run folder")
+    _one_line(run_cli(*args, "--out", str(mine)), str(mine), "not a run folder")
     _one_line(run_cli(*args, "--out", str(bundle / "run")), "inside the benchmark bundle")
     assert _tree(mine) == {"notes.txt": b"keep\n"} and not (bundle / "run").exists()
 
@@ -281,9 +281,9 @@ def test_demo_data_never_overwrites_a_users_csv(tmp_path):
     for _ in range(2):  # into a new folder, then over what it wrote
         proc = run_cli("demo-data", "--scale", "0.002", "--out", str(out))
         assert proc.returncode == 0, proc.stderr
-    (out / "orders.csv").write_text("order_id\nmine\n", encoding="utf-8")
+    (out / "olist_orders_dataset.csv").write_text("order_id\nmine\n", encoding="utf-8")
     before = _tree(out)
-    _one_line(run_cli("demo-data", "--scale", "0.002", "--out", str(out)), "orders.csv", "changed since")
+    _one_line(run_cli("demo-data", "--scale", "0.002", "--out", str(out)), "olist_orders_dataset.csv", "changed since")
     assert _tree(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["seeds"]
 
 
@@ -327,7 +327,10 @@ def test_a_full_disk_is_one_line_and_leaves_nothing_half_written(bundle, tmp_pat
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if proc.returncode != 1 and "mount" in proc.stderr:
         pytest.skip(f"cannot mount here: {proc.stderr.strip()}")
-    _one_line(proc, str(disk / "answers.jsonl"), "No space left on device", "nothing was written there")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]  # after the progress label
+    assert errors == [f"error: {disk / 'answers.jsonl'}: cannot be written (No space left on device); nothing was "
+                      "written there"], proc.stderr
     assert proc.stdout.splitlines()[-1] == "left: ", proc.stdout  # no temporary file, no half an answers file
 
 
@@ -346,3 +349,19 @@ def test_what_a_run_killed_outright_left_beside_the_bundle_is_cleared_by_the_nex
     tmp = staging_folder(bundle)
     assert _tree(bundle) == before and not staging.exists() and mine.is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["B", mine.name, tmp.name])
+
+
+def test_serve_and_inspect_import_refuse_a_users_folder_and_one_inside_a_bundle(bundle, tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep\n", encoding="utf-8")
+    log = tmp_path / "log.eval"
+    log.write_text("x", encoding="utf-8")
+    for args in (("serve", str(bundle), "--out", str(mine)), ("inspect-import", str(log), "--out", str(mine))):
+        _one_line(run_cli(*args), str(mine), "not a run folder")
+    for args in (("serve", str(bundle), "--out", str(bundle / "run")),
+                 ("inspect-import", str(log), "--out", str(bundle / "run"))):
+        _one_line(run_cli(*args), "inside the benchmark bundle")
+    assert _tree(mine) == {"notes.txt": b"keep\n"} and not (bundle / "run").exists()
+    proc = run_cli("serve", str(bundle), "--sql-timeout", "nan", "--out", str(tmp_path / "run"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "'nan' is not a finite number" in proc.stderr
