@@ -30,6 +30,7 @@ from dptool import __version__
 from dptool.errors import DptoolError
 
 MARKER = ".dptool"
+VOLATILE = "(recorded by name)"  # in place of a hash: see Kind.volatile
 _TEMP = (".*.tmp", ".*.tmp-*")  # dptool's own temporary files, left by a run killed outright
 
 
@@ -43,6 +44,9 @@ class Kind:
     signed: Callable[[Path, str], bool] = lambda _p, _r: True  # a file of an old folder bears dptool's signature
     sealed: bool = True  # written whole: nothing but its own writer writes inside it
     grows: tuple[str, ...] = ()  # path patterns of files dptool adds to as it goes (not hashed: an eval's answers)
+    # path patterns of files recorded by name, not hashed: DuckDB does not write a database byte for byte the same, and
+    # the marker is part of a bundle that must be (same seed, same data, same manifest: byte-identical)
+    volatile: tuple[str, ...] = ()
 
 
 def _starts_with(path: Path, text: str) -> bool:
@@ -74,7 +78,8 @@ BUNDLE = Kind("benchmark bundle",
                "judge.jsonl", "refresh.md", "refresh.json", "ablation.json", "kb", "kb/metrics.md", "kb/rules",
                "kb/rules/*.md", "kb/*", "kb/*/metrics.md", "kb/*/rules", "kb/*/rules/*.md"),
               lambda p: (p / "tasks.jsonl").is_file() and _starts_with(p / "card.md", "# Benchmark card"),
-              lambda p, rel: not rel.startswith("kb/") or _starts_with(p, "# "))
+              lambda p, rel: not rel.startswith("kb/") or _starts_with(p, "# "),
+              volatile=("warehouse.duckdb", "warehouse.duckdb.wal"))
 LINK = Kind("rule-link report", ("*.sql", "report.json", "report.md"),
             lambda p: _starts_with(p / "report.md", "# ") and (p / "report.json").is_file(),
             lambda p, rel: not rel.endswith(".sql") or _holds_in_head(p, "dptool link"))
@@ -170,7 +175,7 @@ def _foreign(folder: Path, kind: Kind, marker: dict | None) -> list[str]:
                 foreign.append(rel)
             elif recorded is not None:
                 if rel in recorded:
-                    if _sha256(path) not in recorded[rel]:
+                    if VOLATILE not in recorded[rel] and _sha256(path) not in recorded[rel]:
                         foreign.append(f"{rel} (changed since dptool wrote it)")
                 elif not _matches(rel, kind.grows):
                     foreign.append(rel)
@@ -274,7 +279,8 @@ def _clear_left_behind(out: Path) -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def _inventory(folder: Path) -> tuple[dict[str, list[str]], list[str]]:
+def _inventory(folder: Path, kind: Kind) -> tuple[dict[str, list[str]], list[str]]:
+    """Every file under `folder` with its sha256 (VOLATILE for the kind's volatile files), and every folder."""
     files, folders = {}, []
     for root, dirs, names in os.walk(folder):
         base = Path(root)
@@ -282,14 +288,14 @@ def _inventory(folder: Path) -> tuple[dict[str, list[str]], list[str]]:
         for name in names:
             rel = (base / name).relative_to(folder).as_posix()
             if rel != MARKER:
-                files[rel] = [_sha256(base / name)]
+                files[rel] = [VOLATILE if _matches(rel, kind.volatile) else _sha256(base / name)]
     return dict(sorted(files.items())), sorted(folders)
 
 
 def publish(tmp: Path, out: Path, kind: Kind) -> Path:
     """Mark `tmp` as a `kind` folder (recording every file in it) and rename it to `out`, replacing `out` only if
     dptool may (checked again)."""
-    files, folders = _inventory(tmp)
+    files, folders = _inventory(tmp, kind)
     _write_marker(tmp, {"kind": kind.name, "dptool": __version__, "files": files, "folders": folders})
     out = check_replaceable(out, kind)
     if out.exists():
@@ -319,11 +325,12 @@ def _update_plan(folder: Path, kind: Kind, names: list[str]) -> tuple[dict, dict
         if foreign:
             raise DptoolError(f"{folder}: the {kind.name} there also holds files dptool did not write "
                               f"({_shown(foreign)}); move them out first")
-        recorded, folders = _inventory(folder)
+        recorded, folders = _inventory(folder, kind)
     for rel in names:
         path = folder / rel
-        if (path.exists() or path.is_symlink()) and (
-                not stat.S_ISREG(path.lstat().st_mode) or _sha256(path) not in recorded.get(rel, [])):
+        hashes = recorded.get(rel, [])
+        if (path.exists() or path.is_symlink()) and (not stat.S_ISREG(path.lstat().st_mode) or (
+                VOLATILE not in hashes and _sha256(path) not in hashes)):
             raise DptoolError(f"{path}: changed since dptool wrote it (or dptool did not write it); move it out of "
                               "the folder first")
     return marker or {}, recorded, folders
@@ -488,7 +495,8 @@ def open_run_folder(out: str | Path, kind: Kind = RUN) -> Path:
                 raise DptoolError(f"{named}: the {kind.name} there also holds files dptool did not write "
                                   f"({_shown(foreign)}); move them out, or choose another --out")
             if marker is None or _recorded(marker) is None:  # an old run: what it holds becomes dptool's record
-                files = {rel: hashes for rel, hashes in _inventory(full)[0].items() if not _matches(rel, kind.grows)}
+                found = _inventory(full, kind)[0]
+                files = {rel: hashes for rel, hashes in found.items() if not _matches(rel, kind.grows)}
                 _write_marker(full, {**(marker or {}), "kind": kind.name, "dptool": __version__, "files": files})
             return out
     _refuse_inside_sealed(full, named)

@@ -365,3 +365,14 @@ def test_serve_and_inspect_import_refuse_a_users_folder_and_one_inside_a_bundle(
     assert _tree(mine) == {"notes.txt": b"keep\n"} and not (bundle / "run").exists()
     proc = run_cli("serve", str(bundle), "--sql-timeout", "nan", "--out", str(tmp_path / "run"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "'nan' is not a finite number" in proc.stderr
+
+
+def test_the_marker_of_a_bundle_is_byte_identical_for_the_same_bundle(tmp_path):
+    """Same seed, same data, same manifest: the same bundle, marker included. DuckDB does not write a database byte
+    for byte the same, so the warehouse is recorded by name (a change to it is not seen; every other file's is)."""
+    from tests.small_bundle import write_bundle
+
+    first, second = write_bundle(tmp_path / "one"), write_bundle(tmp_path / "two")
+    assert (first / MARKER).read_bytes() == (second / MARKER).read_bytes()
+    assert json.loads((first / MARKER).read_text(encoding="utf-8"))["files"]["warehouse.duckdb"] == \
+        ["(recorded by name)"]
