@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from dptool.errors import DptoolError
 from dptool.outdir import BUNDLE, MARKER
+from dptool.project.catalog import load_catalog
 from tests.conftest import run_cli
 
 
@@ -190,3 +192,71 @@ def test_a_sql_error_names_its_gold_model_metric_and_rules(demo_project, demo_ca
     [line] = failing_sources(candidates, done.sql_errors)
     assert line.startswith("warning: metric avg_delivery_days: all 2 of its candidates failed; the first: "
                            "SQL error in gold model t_0001 (metric avg_delivery_days, rules not_a_rule): "), line
+
+
+# ---- issue 23: limits, rule new, a dimension on a missing column, what score.md shows -------------------------------
+
+@pytest.mark.parametrize(("args", "option", "shown"), [
+    (("--sql-timeout", "nan"), "--sql-timeout", "'nan' is not a finite number"),
+    (("--sql-timeout", "inf"), "--sql-timeout", "inf is not in the range"),
+    (("--sql-timeout", "1e10"), "--sql-timeout", "10000000000.0 is not in the range"),
+    (("--llm-timeout", "nan"), "--llm-timeout", "'nan' is not a finite number"),
+    (("--sql-memory", str(10**12)), "--sql-memory", "is not in the range"),
+    (("--max-rows", str(10**9)), "--max-rows", "is not in the range"),
+], ids=["timeout-nan", "timeout-inf", "timeout-1e10", "llm-timeout-nan", "memory-huge", "rows-huge"])
+def test_a_limit_that_is_no_limit_is_refused_in_one_line(tmp_path, args, option, shown):
+    proc = run_cli("eval", str(tmp_path), "--model", "ollama:x", *args, "--out", str(tmp_path / "run"))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith(f"error: Invalid value for '{option}': ") and shown in proc.stderr, proc.stderr
+    assert proc.stderr.rstrip().endswith(" eval --help`)")
+    assert not (tmp_path / "run").exists()
+
+
+def test_demo_data_refuses_a_scale_of_nan(tmp_path):
+    proc = run_cli("demo-data", "--scale", "nan", "--out", str(tmp_path / "s"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "'nan' is not a finite number" in proc.stderr
+
+
+def test_rule_new_refuses_an_id_the_project_has(tmp_path):
+    """The rule's macro is in another file than the one rule new writes: dbt's next parse would fail on two macros."""
+    from tests.subscriptions import copy_fixture
+
+    root = copy_fixture(tmp_path / "project")
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    proc = run_cli("rule", "new", "early_cancellation", "--metric", "mrr", "--project-dir", str(root))
+    _assert_one_line_error(proc, str(root / "macros" / "rules" / "rule__early_cancellation.sql"),
+                           "already defines macro rule__early_cancellation")
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == before
+
+
+def test_a_dimension_on_a_missing_column_names_its_yaml_node_and_column(demo_project, demo_manifest):
+    from dptool.generate.profile import profile_dimensions
+    from dptool.project.warehouse import Warehouse
+
+    manifest = copy.deepcopy(demo_manifest)
+    node = manifest["nodes"]["model.dptool_demo.orders"]
+    node["columns"]["shipping_zone"] = {"name": "shipping_zone", "meta": {"dptool": {"dimension": "categorical"}}}
+    catalog = load_catalog(manifest)
+    with Warehouse.of(demo_project.connection()) as wh, pytest.raises(DptoolError) as info:
+        profile_dimensions(catalog, wh)
+    message = str(info.value)
+    assert message.startswith(f"{node['patch_path'].split('://')[-1]}: model.dptool_demo.orders: "
+                              "columns.shipping_zone.meta.dptool.dimension: orders has no column 'shipping_zone' "), \
+        message
+    assert ".duckdb" not in message and "\n" not in message
+
+
+def test_score_md_shows_a_hostile_task_id_as_text(tmp_path):
+    from tests.small_bundle import write_bundle
+
+    bundle = write_bundle(tmp_path / "B")
+    hostile = ["<img src=x onerror=alert(1)>", "a|b", "[x](javascript:alert(1))", "*bold* _it_ `code`", "two\nlines"]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"task_id": t, "answer": 1}) + "\n" for t in hostile), encoding="utf-8")
+    proc = run_cli("score", str(bundle), str(answers), "--out", str(tmp_path / "s"))
+    assert proc.returncode == 0, proc.stderr
+    md = (tmp_path / "s" / "score.md").read_text(encoding="utf-8")
+    line = next(x for x in md.splitlines() if x.startswith("- answers for tasks not in the bundle: "))
+    assert line == ("- answers for tasks not in the bundle: \\*bold\\* \\_it\\_ \\`code\\`, "
+                    "\\<img src=x onerror=alert(1)\\>, \\[x\\](javascript:alert(1)), a\\|b, two lines")

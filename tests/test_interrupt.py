@@ -218,3 +218,29 @@ def test_a_run_killed_outright_is_undone_by_the_next(tmp_path):
         raise RuntimeError("the next run fails too")
     assert _snapshot(project.project_dir) == before
     assert len(notes) == 1 and "earlier run was killed" in notes[0]
+
+
+def test_a_run_killed_while_it_wrote_the_list_of_kept_folders_does_not_stop_the_next(tmp_path):
+    """Issue 23, hostile round: a SIGKILL between creating folders.json and writing it left an empty list, and every
+    later run failed reading it (a JSONDecodeError traceback). The list is now written whole or not at all, and an
+    empty one (from an older dptool) means nothing was moved yet."""
+    project = _fake_project(tmp_path / "p")
+    before = _snapshot(project.project_dir)
+    keep = project.target_dir / KEPT
+    keep.mkdir()
+    (keep / KEPT_LIST).write_text("", encoding="utf-8")
+    notes = []
+    with pytest.raises(RuntimeError), last_good(project, GENERATED, echo=notes.append):
+        raise RuntimeError("this run fails: the project's folders come back as they were")
+    assert not keep.exists() and len(notes) == 1 and "earlier run was killed" in notes[0]
+    assert _snapshot(project.project_dir) == before
+
+
+def test_the_folders_are_moved_aside_in_one_rename(tmp_path):
+    """Hostile round: moved into a folder whose parent did not exist, shutil.move copied and deleted, and a Ctrl-C in
+    the copy put the partial copy back in place of the gold folder (most gold models lost). A rename keeps the inode."""
+    project = _fake_project(tmp_path / "p")
+    inodes = {folder: (project.project_dir / folder).stat().st_ino for folder in GENERATED}
+    with last_good(project, GENERATED, echo=lambda _: None):
+        for folder in GENERATED:
+            assert (project.target_dir / KEPT / folder).stat().st_ino == inodes[folder]

@@ -92,3 +92,21 @@ def test_equal_scores_are_ordered_by_source_then_position(tmp_path):
 def test_a_missing_folder_is_one_error_line(tmp_path):
     with pytest.raises(DptoolError, match="knowledge base folder not found"):
         KnowledgeBase(tmp_path / "nope")
+
+
+def test_a_huge_query_is_cut_to_its_first_words_and_says_so(kb_folder):
+    """Issue 23: a 100,000-word query took 18.8 s in the parent process (BM25 scores every term)."""
+    import time
+
+    from dptool.evaluate.kb import MAX_QUERY_WORDS
+
+    kb = KnowledgeBase(kb_folder)
+    query = "delivery outlier " + " ".join(f"word{i}" for i in range(100_000))
+    start = time.perf_counter()
+    out = kb.run(query)
+    assert time.perf_counter() - start < 0.5
+    first = out.splitlines()[0]
+    assert first == (f"(the query was cut to its first {MAX_QUERY_WORDS} search words, at most 2,000 characters: "
+                     "search with a few words)")
+    assert "[rules/outlier_exclusion.md" in out  # the first words still find their passage
+    assert not kb.run("delivery outlier").startswith("(the query was cut")

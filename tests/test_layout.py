@@ -21,7 +21,7 @@ ALLOWED = {
     "demo": {"errors"},
     "generate": {"project", "llm", "answers", "bundle", "sql", "outdir", "errors", "__init__"},
     "dp": {"project", "llm", "sql", "outdir", "errors"},
-    "evaluate": {"answers", "bundle", "llm", "generate", "project", "sql", "errors"},
+    "evaluate": {"answers", "bundle", "llm", "generate", "project", "sql", "outdir", "errors"},
     "cli": {"project", "generate", "evaluate", "llm", "dp", "demo", "sql", "outdir", "answers", "bundle", "errors",
             "__init__"},
 }

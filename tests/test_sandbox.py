@@ -83,6 +83,17 @@ REFUSALS = {
                          "error: refused: 'https://example.com/x.parquet' names a file or URL; "
                          "query the warehouse tables"),
     "explain": ("explain select 1", f"error: refused: EXPLAIN is not a query; {ONLY}"),
+    # issue 23: DuckDB reads a table it cannot find as a file, its name's parts joined by dots
+    "unquoted-csv": ("select * from passwd.csv", "error: refused: 'passwd.csv' names a file (DuckDB reads a table it "
+                     "cannot find as a file path); query the warehouse tables"),
+    "unquoted-three-parts": ("select * from a.b.csv", "error: refused: 'a.b.csv' names a file (DuckDB reads a table "
+                             "it cannot find as a file path); query the warehouse tables"),
+    "unquoted-parquet": ("select * from data.parquet", "error: refused: 'data.parquet' names a file (DuckDB reads a "
+                         "table it cannot find as a file path); query the warehouse tables"),
+    "unquoted-json-joined": ("select * from shop.orders o join x.json j on true", "error: refused: 'x.json' names a "
+                             "file (DuckDB reads a table it cannot find as a file path); query the warehouse tables"),
+    "quoted-parts": ('select * from "passwd"."CSV"', "error: refused: 'passwd.CSV' names a file (DuckDB reads a table "
+                     "it cannot find as a file path); query the warehouse tables"),
     "checkpoint": ("checkpoint", f"error: refused: CHECKPOINT is not a query; {ONLY}"),
 }
 
@@ -106,6 +117,16 @@ def test_read_only_queries_run(sandbox):
     assert sandbox.run("select count(*) as n from range(3)") == "n\n3\n(1 row)"
     assert sandbox.run("select count(*) as n from information_schema.columns where table_schema = 'shop'") == \
         "n\n3\n(1 row)"
+
+
+@pytest.mark.parametrize(("sql", "shown"), [
+    ("select 1 as a; -- done", "a\n1\n(1 row)"),
+    ("select 1 as a; /* that is all */", "a\n1\n(1 row)"),
+    ('with "q1.2018" as (select count(*) as n from shop.orders) select n from "q1.2018"', "n\n10\n(1 row)"),
+    ('with "orders.csv" as (select 2 as n) select n from "orders.csv"', "n\n2\n(1 row)"),
+], ids=["trailing-comment", "trailing-block-comment", "cte-with-a-dot", "cte-named-like-a-file"])
+def test_a_trailing_comment_and_a_cte_named_with_a_dot_are_queries(sandbox, sql, shown):
+    assert sandbox.run(sql) == shown
 
 
 def test_rows_are_capped(sandbox):
@@ -255,3 +276,36 @@ def test_a_worker_that_dies_is_one_error_line_and_the_next_query_gets_a_new_one(
         assert sb.run("select 1 as a") == ("error: the SQL engine died on this query (exit code -9); nothing was "
                                            "changed; make it cheaper or simpler")
         assert sb.run("select 1 as a") == "a\n1\n(1 row)"
+
+
+# ---- issue 23: a worker that hit a limit is not used again; limits are finite ----------------------------------------
+
+def test_after_a_memory_stop_the_next_queries_run_on_a_fresh_worker(warehouse):
+    """The issue's queries: a list of a billion values (over the memory limit) and a 10M-row sort; on the same worker,
+    queries that run alone then failed with "ran out of memory" (the address space it took stays mapped)."""
+    with Sandbox(warehouse, timeout=20) as sb:  # the default memory limit, 1,024 MB
+        pid = sb._worker.proc.pid
+        assert sb.run("select len(list(range)) from range(1000000000)") == \
+            "error: the query ran out of memory (the limit is 1024 MB); make it cheaper: filter, aggregate or add LIMIT"
+        assert sb._worker.proc.pid != pid  # the next query gets a new worker
+        sb.run("select range from range(10000000) order by random()")
+        outs = [sb.run(f"select len(list(range)) as n from range({5_000_000 + k})") for k in range(40)]
+        assert outs == [f"n\n{5_000_000 + k}\n(1 row)" for k in range(40)]
+
+
+def test_after_a_time_stop_the_next_query_runs_on_a_fresh_worker(warehouse):
+    with Sandbox(warehouse, timeout=0.5) as sb:
+        pid = sb._worker.proc.pid
+        assert sb.run("select sum(a.range * b.range) from range(100000) a, range(100000) b") == STOPPED.format(0.5)
+        assert sb._worker.proc.pid != pid
+        assert sb.run("select 1 as a") == "a\n1\n(1 row)"
+
+
+@pytest.mark.parametrize(("option", "value"), [("timeout", float("nan")), ("timeout", float("inf")),
+                                               ("timeout", 1e10), ("timeout", 0), ("memory_mb", 10**12),
+                                               ("max_rows", 0)])
+def test_a_limit_that_is_no_limit_is_refused(warehouse, option, value):
+    from dptool.errors import DptoolError
+
+    with pytest.raises(DptoolError, match=f"the sandbox's {option} is"):
+        Sandbox(warehouse, **{option: value})

@@ -9,16 +9,22 @@ from pathlib import Path
 import click
 
 from dptool.cli.llm import configured_llm, llm_options
-from dptool.cli.options import project_options
+from dptool.cli.options import Finite, project_options
+from dptool.outdir import check_file, write_file
 
 NO_DOCS_HELP = "Use target/manifest.json and target/catalog.json as they are; run no dbt command."
 EMBED_HELP = "An embedding model for hybrid search, ollama:MODEL; without it the search is BM25 alone."
 
 
-def _project(project_dir, profiles_dir, dbt_target):
+def _project(project_dir, profiles_dir, dbt_target, locked: str | None = None):
+    """The project; with `locked` (the command), its lock held until the command ends: it writes into it."""
     from dptool.project.dbt import DbtProject
+    from dptool.project.lock import project_lock
 
-    return DbtProject(project_dir, profiles_dir, dbt_target)
+    project = DbtProject(project_dir, profiles_dir, dbt_target)
+    if locked:
+        click.get_current_context().with_resource(project_lock(project_dir, locked, click.echo))
+    return project
 
 
 def _dialect(project, manifest: dict | None = None) -> str:
@@ -78,7 +84,7 @@ def provenance(project_dir, profiles_dir, dbt_target, no_docs_generate):
     """
     from dptool.dp.provenance import write_provenance
 
-    project = _project(project_dir, profiles_dir, dbt_target)
+    project = _project(project_dir, profiles_dir, dbt_target, locked="dptool dp provenance")
     products = _products(project, created=None, docs_generate=not no_docs_generate)
     changed = write_provenance(project.project_dir, products, products.document.dialect)
     columns = [c for m in products.models.values() for c in m.columns.values()]
@@ -108,9 +114,10 @@ def export(project_dir, profiles_dir, dbt_target, out, created, no_docs_generate
     """
     from dptool.dp import dpjson
 
-    project = _project(project_dir, profiles_dir, dbt_target)
+    check_file(out)  # before any work
+    project = _project(project_dir, profiles_dir, dbt_target, locked=None if no_docs_generate else "dptool dp export")
     document = _products(project, created=created, docs_generate=not no_docs_generate).document
-    dpjson.write(document, out)
+    write_file(out, dpjson.dumps(document))
     derived = sum(len(p.derived_columns()) for p in document.data_products)
     click.echo(f"{len(document.data_products)} data products ({derived} derived columns, "
                f"{sum(len(p.questions) for p in document.data_products)} questions) -> {out}")
@@ -128,7 +135,7 @@ def import_(project_dir, profiles_dir, dbt_target, file, out_dir):
     from dptool.errors import DptoolError
     from dptool.project.catalog import load_catalog
 
-    project = _project(project_dir, profiles_dir, dbt_target)
+    project = _project(project_dir, profiles_dir, dbt_target, locked="dptool dp import")
     manifest = project.load_manifest()
     refs = relation_refs(manifest, load_catalog(manifest, str(project.manifest_path)))
     document = dpjson.read(file)
@@ -160,6 +167,8 @@ def score_(pred, gold, out, hard_min_columns):
     from dptool.dp import dpjson
     from dptool.dp.score import score
 
+    if out:
+        check_file(out)  # before any work
     report = score(dpjson.read(pred), dpjson.read(gold), hard_min_columns)
     for hard in (False, True):
         summary = report.summary(hard_only=hard)
@@ -187,7 +196,7 @@ def score_(pred, gold, out, hard_min_columns):
     if report.unmatched:
         click.echo(f"predicted data products with no gold (ignored): {', '.join(report.unmatched)}")
     if out:
-        Path(out).write_text(json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        write_file(out, json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n")
         click.echo(f"report -> {out}")
 
 
@@ -198,7 +207,7 @@ def score_(pred, gold, out, hard_min_columns):
               help="hybrid: DP-Bench §6.1 column search; llm: §6.2 (needs --llm).")
 @click.option("--domain", default=None, help="The database (domain) to build from; needed when there are several.")
 @click.option("--name", default=None, help="The data product's id and model-name prefix. Default: from the request.")
-@click.option("--threshold", default=None, type=float,
+@click.option("--threshold", default=None, type=Finite(),
               help="Hybrid search cut-off. Default: 0.75 with an embedding model, 0.2 for BM25 alone.")
 @llm_options
 @click.option("--embed-model", default=None, envvar="DPTOOL_EMBED_MODEL", help=EMBED_HELP)
@@ -219,7 +228,7 @@ def create(project_dir, profiles_dir, dbt_target, request, method, domain, name,
     from dptool.errors import DptoolError
     from dptool.project.catalog import load_catalog
 
-    project = _project(project_dir, profiles_dir, dbt_target)
+    project = _project(project_dir, profiles_dir, dbt_target, locked="dptool dp create")
     manifest = project.load_manifest()
     catalog = load_catalog(manifest, str(project.manifest_path))
     dbs = databases(catalog, _catalog_json(project, required=False))
@@ -263,7 +272,7 @@ def create(project_dir, profiles_dir, dbt_target, request, method, domain, name,
               help="A DP-Bench file to benchmark against. Default: the project's data products.")
 @llm_options
 @click.option("--embed-model", default=None, envvar="DPTOOL_EMBED_MODEL", help=EMBED_HELP)
-@click.option("--threshold", default=None, type=float, help="Hybrid search cut-off (see `dp create`).")
+@click.option("--threshold", default=None, type=Finite(), help="Hybrid search cut-off (see `dp create`).")
 @click.option("--hard-min-columns", default=50, show_default=True, type=click.IntRange(1))
 @click.option("--bundle", default=None, type=click.Path(exists=True, file_okay=False),
               help="A `dptool generate` bundle: its tasks that a gold data product can answer join its questions.")
@@ -280,10 +289,12 @@ def bench(project_dir, profiles_dir, dbt_target, gold, llm, ollama_host, llm_tim
     from dptool.dp import bench as bench_module
     from dptool.dp import dpjson
 
+    bench_module.check_out(out)  # before any work: the files it writes there must be absent or dptool's
     if gold:
         document = dpjson.read(gold)
     else:
-        project = _project(project_dir, profiles_dir, dbt_target)
+        project = _project(project_dir, profiles_dir, dbt_target,
+                           locked=None if no_docs_generate else "dptool dp bench")
         document = _products(project, created=False, docs_generate=not no_docs_generate).document
         project_dir = project.project_dir
     if bundle:

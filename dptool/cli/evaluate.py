@@ -9,8 +9,11 @@ from pathlib import Path
 import click
 
 from dptool.cli.interrupt import exit_interrupted
-from dptool.cli.options import selection_options
+from dptool.cli.options import MAX_LLM_TIMEOUT, Finite, selection_options
 from dptool.errors import DptoolError
+from dptool.evaluate import limits
+from dptool.outdir import check_file, check_files, open_run_folder, write_file
+from dptool.project.lock import LOCK, hold
 
 BUNDLE = click.argument("bundle", type=click.Path(exists=True, file_okay=False))
 AGAINST = ("gold", "base")
@@ -66,10 +69,11 @@ def score_command(bundle, answers, out, against, shared_ids, selection):
     bundle are refused (see --shared-ids).
     """
     from dptool.evaluate.agent import RULE_TIER
-    from dptool.evaluate.report import write_reports
+    from dptool.evaluate.report import REPORT_FILES, write_reports
     from dptool.evaluate.score import check_bundle, load_run, load_tasks, score
     from dptool.evaluate.select import Selection
 
+    check_files(out, list(REPORT_FILES))  # before any work: a report of the user's is never overwritten
     given = load_run(answers)
     tasks = load_tasks(bundle)
     ran = given.run
@@ -106,15 +110,14 @@ def answer_command(bundle, agent, out, selection):
     from dptool.evaluate.reference import reference_answers
     from dptool.evaluate.score import load_tasks
 
+    check_file(out)  # before any work: only an answers file dptool wrote is replaced, never one inside a bundle
     tasks = selection.apply(load_tasks(bundle))
     warn_stale_nodes(bundle, tasks)
     fp = fingerprint(bundle)
     with click.progressbar(length=len(tasks), label=f"  {agent}", file=sys.stderr) as bar:
         records = reference_answers(bundle, agent, tasks, on_done=lambda: bar.update(1))
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", encoding="utf-8", newline="\n") as f:
-        for record in records:
-            f.write(json.dumps({**record, "bundle": fp}, sort_keys=True, ensure_ascii=False) + "\n")
+    write_file(out, "".join(json.dumps({**record, "bundle": fp}, sort_keys=True, ensure_ascii=False) + "\n"
+                            for record in records))
     missing = sum(1 for r in records if r["answer"] is None)
     click.echo(f"{agent}: {len(records) - missing} answers, {missing} empty, of {len(tasks)} tasks -> {out}")
 
@@ -129,15 +132,15 @@ def answer_command(bundle, agent, out, selection):
               help="Run folder (answers.jsonl, transcripts/, reports). Default: runs/<model>-<condition>.")
 @click.option("--max-turns", default=20, show_default=True, type=click.IntRange(1, 100),
               help="LLM calls per task.")
-@click.option("--sql-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0.01),
+@click.option("--sql-timeout", default=10.0, show_default=True, type=Finite(*limits.TIMEOUT),
               help="Seconds a run_sql query may take, parsing included; then it is stopped.")
-@click.option("--sql-memory", default=1024, show_default=True, type=click.IntRange(64),
+@click.option("--sql-memory", default=1024, show_default=True, type=click.IntRange(*limits.MEMORY_MB),
               help="Megabytes a run_sql query may use; over it the query fails and the agent is told.")
-@click.option("--max-rows", default=100, show_default=True, type=click.IntRange(1),
+@click.option("--max-rows", default=100, show_default=True, type=click.IntRange(*limits.MAX_ROWS),
               help="Rows run_sql returns at most.")
 @click.option("--ollama-host", envvar="OLLAMA_HOST", default=None,
               help="Ollama's URL. Default: $OLLAMA_HOST, then http://127.0.0.1:11434.")
-@click.option("--llm-timeout", default=300.0, show_default=True, type=click.FloatRange(min=1),
+@click.option("--llm-timeout", default=300.0, show_default=True, type=Finite(1, MAX_LLM_TIMEOUT),
               help="Seconds one model reply may take (local models on a CPU are slow).")
 @click.option("--epochs", default=1, show_default=True, type=click.IntRange(1, 100),
               help="Attempts per task: each task is answered this many times, and the score reports pass@1 and "
@@ -184,6 +187,8 @@ def eval_command(bundle, model, condition, out, max_turns, sql_timeout, sql_memo
     out = Path(out or Path("runs") / f"{llm.model.replace(':', '_').replace('/', '_')}-{condition}")
     tasks = select_tasks(bundle, condition, selection)
     llm.ensure_model()  # an unreachable server or a model not pulled stops the run before it writes anything
+    open_run_folder(out)  # new, or a run folder dptool made holding nothing else
+    click.get_current_context().with_resource(hold(out / LOCK, f"dptool eval {bundle}", "run folder"))  # one run
     prepare_run(out, settings)
     todo = pending(tasks, epochs, finished_attempts(out / "answers.jsonl"))
     unit = "tasks" if epochs == 1 else "attempts"

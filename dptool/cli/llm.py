@@ -9,8 +9,9 @@ from pathlib import Path
 
 import click
 
-from dptool.cli.options import project_options
+from dptool.cli.options import MAX_LLM_TIMEOUT, Finite, project_options
 from dptool.errors import DptoolError
+from dptool.outdir import check_file, write_file
 
 # a rule document, the metric catalog and a gold SQL query do not fit Ollama's default 2,048-token window
 LLM_OPTIONS = {"num_ctx": 8192}
@@ -24,7 +25,7 @@ def llm_options(f):
                        "Default: $DPTOOL_LLM, then vars: {dptool: {llm: ...}} in dbt_project.yml, else none.")
     @click.option("--ollama-host", envvar="OLLAMA_HOST", default=None,
                   help="Ollama's URL. Default: $OLLAMA_HOST, then http://127.0.0.1:11434.")
-    @click.option("--llm-timeout", default=300.0, show_default=True, type=click.FloatRange(min=0.1),
+    @click.option("--llm-timeout", default=300.0, show_default=True, type=Finite(0.1, MAX_LLM_TIMEOUT),
                   help="Seconds one model reply may take (local models on a CPU are slow).")
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
@@ -90,9 +91,11 @@ def link_command(project_dir, profiles_dir, dbt_target, llm, ollama_host, llm_ti
     from dptool.llm.client import load_prompt
     from dptool.project.catalog import load_catalog
     from dptool.project.dbt import DbtProject
+    from dptool.project.lock import project_lock
 
     project = DbtProject(project_dir, profiles_dir, dbt_target)
     client = _require(configured_llm(llm, project_dir, ollama_host, llm_timeout), "link")
+    click.get_current_context().with_resource(project_lock(project_dir, "dptool link", click.echo))
     catalog = load_catalog(project.load_manifest(), str(project.manifest_path))
     click.echo(f"[link] {client.name} at {client.host}")
     client.ensure_model()
@@ -123,6 +126,8 @@ def judge_agreement_command(llm, ollama_host, llm_timeout, sample, project_dir, 
     from dptool.generate.judge import PROMPT_VERSIONS, agreement, agreement_markdown, judge, load_sample
     from dptool.llm.client import LLM, load_prompt, resolve_spec
 
+    if out:
+        check_file(out)  # before any request
     items = load_sample(sample)
     spec, _ = resolve_spec(llm, project_dir)
     spec = _require(spec, "judge-agreement")
@@ -140,6 +145,5 @@ def judge_agreement_command(llm, ollama_host, llm_timeout, sample, project_dir, 
     click.echo(agreement_markdown(result, client.name, prompt.label, Path(sample).name).rstrip("\n"))
     click.echo(f"{client.name} requests: " + _usage_line(client, ("judge",)))
     if out:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(json.dumps(result, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+        write_file(out, json.dumps(result, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
         click.echo(f"wrote {out}")

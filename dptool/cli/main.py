@@ -3,6 +3,8 @@ command groups of the other areas, registered at the end."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from collections import Counter
 from pathlib import Path
@@ -15,17 +17,23 @@ from dptool.cli.dp import dp as dp_command
 from dptool.cli.evaluate import answer_command, eval_command, score_command
 from dptool.cli.interrupt import exit_interrupted
 from dptool.cli.llm import configured_llm, echo_llm_summary, judge_agreement_command, link_command, llm_options
-from dptool.cli.options import project_options, seed_option
+from dptool.cli.options import Finite, project_options, seed_option
 from dptool.cli.serve import COMMANDS as SERVE_COMMANDS
 from dptool.errors import DptoolError
+from dptool.outdir import BUNDLE, check_file, check_update, write_file
 
 
 class Group(click.Group):
-    """Turns every DptoolError into one line on stderr and exit code 1, never a traceback."""
+    """Turns every DptoolError into one line on stderr and exit code 1, never a traceback; a command's usage
+    error (a bad option value) is one line too, with click's exit code 2."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:  # a bad option or argument of a command: one line too, click's exit code
+            where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+            click.echo(f"error: {exc.format_message()}{where}", err=True)
+            sys.exit(exc.exit_code)
         except DptoolError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
@@ -145,6 +153,8 @@ def init(project_dir, dry_run):
     """
     from dptool.project.scaffold import init as run
 
+    if not dry_run:
+        _lock(project_dir, "dptool init")
     root, conf, changes = run(project_dir, dry_run=dry_run)
     click.echo(f"dptool init in {root} (dbt project {conf['name']!r})")
     for change in changes:
@@ -193,6 +203,8 @@ def rule_new(rule_id, metrics, rule_type, title, rules_dir, project_dir, dry_run
     """
     from dptool.project.scaffold import apply, plan_rule, resolve_metrics
 
+    if not dry_run:
+        _lock(project_dir, "dptool rule new")
     root, _ = plan_rule(project_dir, rule_id, list(metrics), rule_type, title, rules_dir)  # checks what it can alone
     ids, notes = resolve_metrics(root, list(metrics))
     root, changes = plan_rule(project_dir, rule_id, ids, rule_type, title, rules_dir)
@@ -210,7 +222,7 @@ def rule_new(rule_id, metrics, rule_type, title, rules_dir, project_dir, dry_run
 @seed_option
 @click.option("--domain", type=click.Choice(["ecommerce", "banking"]), default="ecommerce", show_default=True,
               help="ecommerce: Olist-shaped orders; banking: Berka-shaped (PKDD'99 Czech financial) accounts.")
-@click.option("--scale", default=1.0, show_default=True, type=click.FloatRange(min=0.001),
+@click.option("--scale", default=1.0, show_default=True, type=Finite(0.001, 1000),
               help="1.0 is about 10,000 orders (ecommerce) or 360 accounts and 90,000 transactions (banking).")
 @click.option("--from", "from_dir", default=None, type=click.Path(file_okay=False),
               help="banking: convert Berka's real files in this folder (.asc, csv or parquet) instead of generating.")
@@ -218,8 +230,27 @@ def rule_new(rule_id, metrics, rule_type, title, rules_dir, project_dir, dry_run
               help="Folder for the CSV files (dbt seeds). Default: seeds/<domain>.")
 @click.pass_context
 def demo_data(ctx, seed, domain, scale, from_dir, out):
-    """Write the Olist- or Berka-shaped demo data (deterministic for a seed and scale) as CSV seeds."""
+    """Write the Olist- or Berka-shaped demo data (deterministic for a seed and scale) as CSV seeds.
+
+    A CSV there is replaced only if dptool wrote it and it is unchanged since (see README, --out).
+    """
+    from dptool.demo import banking, ecommerce
+    from dptool.outdir import check_files, install_files, staging_folder
+
     out = Path(out or f"seeds/{domain}")
+    files = [f"{n}.csv" for n in (banking.SEEDS.values() if domain == "banking" else ecommerce.TABLES)]
+    check_files(out, files)  # before any work
+    final, out = out, staging_folder(Path(os.path.abspath(out)))  # each CSV written here, then renamed into place
+    try:
+        counts, names = _demo_data(ctx, seed, domain, scale, from_dir, out)
+        install_files(final, {f"{names[t]}.csv": out / f"{names[t]}.csv" for t in counts})
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    for table, n in counts.items():
+        click.echo(f"{n:>9,} rows  {final / (names[table] + '.csv')}")
+
+
+def _demo_data(ctx, seed, domain, scale, from_dir, out: Path) -> tuple[dict[str, int], dict[str, str]]:
     if from_dir is not None:
         if domain != "banking":
             raise DptoolError("--from converts the real Berka files: use it with --domain banking")
@@ -241,8 +272,7 @@ def demo_data(ctx, seed, domain, scale, from_dir, out):
 
         counts = write_csvs(out, scale=scale, seed=seed)
         names = {t: t for t in counts}
-    for table, n in counts.items():
-        click.echo(f"{n:>9,} rows  {out / (names[table] + '.csv')}")
+    return counts, names
 
 
 @main.command()
@@ -258,13 +288,13 @@ def graph(project_dir, profiles_dir, dbt_target, fmt, out):
     from dptool.project.catalog import load_catalog
     from dptool.project.dbt import DbtProject
 
+    out = check_file(out or f"graph.{fmt}")  # before any work: never a file of the user's (dbt_project.yml)
     project = DbtProject(project_dir, profiles_dir, dbt_target)
     catalog = load_catalog(project.load_manifest(), str(project.manifest_path))
     g = build_graph(catalog)
     title = f"Artifact linkage graph of {catalog.project}"
     text = {"json": graph_to_json, "svg": lambda g: draw_svg(g, title), "html": lambda g: draw_html(g, title)}[fmt](g)
-    out = out or f"graph.{fmt}"
-    Path(out).write_text(text, encoding="utf-8")
+    write_file(out, text)
     stats = graph_stats(g)
     click.echo(f"{stats['nodes']} nodes, {stats['edges']} edges -> {out}")
 
@@ -288,11 +318,20 @@ def ablate_pairing(project_dir, profiles_dir, dbt_target, seed, limit, bundle):
     from dptool.project.catalog import load_catalog
     from dptool.project.dbt import DbtProject
 
+    check_update(bundle, BUNDLE, ["card.md", "ablation.json"])  # before any work
+    _lock(project_dir, "dptool ablate pairing")
     project = DbtProject(project_dir, profiles_dir, dbt_target)
     catalog = load_catalog(project.load_manifest(), str(project.manifest_path))
     result = run_pairing(project, catalog, read_tasks(bundle), seed, limit)
     update_bundle(Path(bundle), result)
     click.echo(markdown(result))
+
+
+def _lock(project_dir, command: str) -> None:
+    """Hold the project's lock until the command ends (dptool.project.lock): one run at a time writes a project."""
+    from dptool.project.lock import project_lock
+
+    click.get_current_context().with_resource(project_lock(project_dir, command, click.echo))
 
 
 # Commands of other areas register here, one line each (their modules import nothing from this one).

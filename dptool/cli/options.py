@@ -3,8 +3,24 @@
 from __future__ import annotations
 
 import functools
+import math
 
 import click
+
+MAX_LLM_TIMEOUT = 86_400.0  # a day for one model reply: anything longer is no limit
+
+
+class Finite(click.FloatRange):
+    """A number within [min, max] and finite: click's FloatRange lets `nan` through (no comparison with it is true),
+    and a limit of `inf` or 1e10 is no limit (or overflows a timer)."""
+
+    name = "finite float range"
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 def project_options(f):

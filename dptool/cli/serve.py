@@ -10,19 +10,21 @@ from pathlib import Path
 
 import click
 
-from dptool.cli.options import selection_options
+from dptool.cli.options import Finite, selection_options
 from dptool.errors import DptoolError
+from dptool.evaluate import limits
+from dptool.outdir import RUN, check_replaceable, open_run_folder
 
 BUNDLE = click.argument("bundle", type=click.Path(exists=True, file_okay=False))
 
 
 def sql_limit_options(f):
     """--sql-timeout, --sql-memory, --max-rows, as `dptool eval` has them."""
-    f = click.option("--max-rows", default=100, show_default=True, type=click.IntRange(1),
+    f = click.option("--max-rows", default=100, show_default=True, type=click.IntRange(*limits.MAX_ROWS),
                      help="Rows execute_sql returns at most.")(f)
-    f = click.option("--sql-memory", default=1024, show_default=True, type=click.IntRange(64),
+    f = click.option("--sql-memory", default=1024, show_default=True, type=click.IntRange(*limits.MEMORY_MB),
                      help="Megabytes a query may use; over it the query fails and the agent is told.")(f)
-    return click.option("--sql-timeout", default=10.0, show_default=True, type=click.FloatRange(min=0.01),
+    return click.option("--sql-timeout", default=10.0, show_default=True, type=Finite(*limits.TIMEOUT),
                         help="Seconds a query may take, parsing included; then it is stopped.")(f)
 
 
@@ -68,6 +70,7 @@ def serve_command(bundle, http, host, port, out, task_id, epochs, model, sql_tim
             raise DptoolError(f"--task {task_id}: no task of the selection ({selection.describe()}) has this id")
         tasks = scoped
     out = Path(out or Path("runs") / f"serve-{short(fingerprint(bundle))}")
+    open_run_folder(out)  # new, or a run folder dptool made holding nothing else (several servers may share it)
     settings = {"selection": selection.as_dict(), **({"model": model} if model else {})}
     _warn_if_exposed(http, host)
     with Environment(bundle, Limits(sql_timeout, sql_memory, max_rows)) as env:
@@ -114,6 +117,7 @@ def inspect_import_command(log, out):
     """
     from dptool.evaluate.inspect_log import import_log
 
+    check_replaceable(out, RUN)  # before any work: never a folder of the user's, nor one inside a bundle
     summary = import_log(Path(log), Path(out))
     click.echo(summary)
 

@@ -21,6 +21,7 @@ from dptool.dp.reads import question_columns
 from dptool.dp.score import HARD_MIN_COLUMNS, Report, score
 from dptool.errors import DptoolError
 from dptool.llm.client import LLM
+from dptool.outdir import check_files, write_files
 
 
 @dataclass
@@ -166,18 +167,19 @@ def markdown(results: list[MethodResult], hard_min_columns: int = HARD_MIN_COLUM
 def write(results: list[MethodResult], out_dir: str | Path, hard_min_columns: int = HARD_MIN_COLUMNS) -> list[Path]:
     """dp_bench.md, dp_bench.json (the table and every method's per-data-product scores and notes) and each
     method's predictions as a DP-Bench file."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [out / "dp_bench.md", out / "dp_bench.json"]
-    written[0].write_text(markdown(results, hard_min_columns) + "\n", encoding="utf-8")
     payload = {"hard_min_columns": hard_min_columns, "table": table(results),
                "methods": {r.label: {**r.report.to_dict(), "notes": r.notes} for r in results}}
-    written[1].write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    for r in results:
-        path = out / f"predictions_{_file_part(r.label)}.json"
-        dpjson.write(r.predictions, path)
-        written.append(path)
-    return written
+    texts = {"dp_bench.md": markdown(results, hard_min_columns) + "\n",
+             "dp_bench.json": json.dumps(payload, indent=2, sort_keys=True) + "\n"}
+    texts.update({f"predictions_{_file_part(r.label)}.json": dpjson.dumps(r.predictions) for r in results})
+    return write_files(out_dir, texts)  # dptool.outdir's rule: a file of the user's there is refused
+
+
+def check_out(out_dir: str | Path) -> None:
+    """Refuse `out_dir` before any work when a file `write` would replace there is not one dptool wrote."""
+    out = Path(out_dir)
+    check_files(out, ["dp_bench.md", "dp_bench.json", *(p.name for p in (out.glob("predictions_*.json")
+                                                                         if out.is_dir() else []))])
 
 
 def _file_part(label: str) -> str:

@@ -13,6 +13,9 @@ from dptool.errors import DptoolError
 
 DEFAULT_K = 5
 MIN_WORDS = 40
+# a query is cut to its first words: BM25's cost grows with every term, and no question needs more
+MAX_QUERY_WORDS = 64
+MAX_QUERY_CHARS = 2_000  # cut before the words are counted: a megabyte of text is not tokenized
 _STOPWORDS = frozenset(["a", "an", "the", "of", "to", "in", "on", "at", "by", "for", "from", "with", "and", "or",
                         "is", "are", "was", "were", "be", "as", "that", "this", "it", "its", "what", "which",
                         "how", "our", "we", "do", "does", "did"])
@@ -89,26 +92,30 @@ class KnowledgeBase:
         if not self.passages:
             raise DptoolError(f"{self.folder}: no paragraphs to search")
         corpus = [tokens(f"{p.title} {p.section} {p.text}") for p in self.passages]
+        self._terms = [set(c) for c in corpus]
         self._bm25 = BM25Okapi(corpus)
 
     def search(self, query: str, k: int = DEFAULT_K) -> list[tuple[Passage, float]]:
-        """The k best passages with their BM25 scores; only passages sharing a term with the query."""
-        terms = tokens(query)
+        """The k best passages with their BM25 scores; only passages sharing a term with the query (of which the
+        first MAX_QUERY_WORDS terms count)."""
+        terms = tokens(query[:MAX_QUERY_CHARS])[:MAX_QUERY_WORDS]
         if not terms:
             return []
         scores = self._bm25.get_scores(terms)
         wanted = set(terms)
-        hits = [(float(s), i) for i, s in enumerate(scores)
-                if wanted & set(tokens(f"{self.passages[i].title} {self.passages[i].section} "
-                                       f"{self.passages[i].text}"))]
+        hits = [(float(s), i) for i, s in enumerate(scores) if wanted & self._terms[i]]
         hits.sort(key=lambda h: (-h[0], h[1]))
         return [(self.passages[i], s) for s, i in hits[:k]]
 
     def run(self, query: str, k: int = DEFAULT_K) -> str:
-        """The tool output an agent sees: the best passages, or one line starting with "error:"."""
-        if not query or not query.strip():
+        """The tool output an agent sees: the best passages, or one line starting with "error:"; a query cut to
+        its first words says so first."""
+        if not isinstance(query, str) or not query.strip():
             return "error: search_kb needs a non-empty query"
+        cut = len(query) > MAX_QUERY_CHARS or len(tokens(query[:MAX_QUERY_CHARS])) > MAX_QUERY_WORDS
+        note = (f"(the query was cut to its first {MAX_QUERY_WORDS} search words, at most {MAX_QUERY_CHARS:,} "
+                "characters: search with a few words)\n\n") if cut else ""
         hits = self.search(query, k)
         if not hits:
-            return "no passage matches these words; try other words (metric names, rule topics)"
-        return "\n\n".join(p.render() for p, _ in hits)
+            return note + "no passage matches these words; try other words (metric names, rule topics)"
+        return note + "\n\n".join(p.render() for p, _ in hits)

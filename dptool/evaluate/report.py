@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from html import escape
 from pathlib import Path
 
 from dptool.evaluate.score import TIERS
+from dptool.outdir import write_files
 
 GROUPS = (("by_analysis_type", "By analysis type"), ("by_tier", "By tier"), ("by_rule_type", "By rule type"),
           ("by_domain", "By domain"))
@@ -18,18 +20,15 @@ def pct(accuracy: float | None) -> str:
     return "—" if accuracy is None else f"{100 * accuracy:.1f} %"
 
 
+REPORT_FILES = ("score.json", "score.md", "report.html")
+
+
 def write_reports(report: dict, out: str | Path, title: str) -> list[Path]:
-    """Write score.json, score.md and report.html into `out`; byte-stable for the same report."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write score.json, score.md and report.html into `out`; byte-stable for the same report. Each is written as
+    dptool.outdir writes files: a report of the user's there is refused, never overwritten."""
     files = {"score.json": json.dumps({"title": title, **report}, indent=2, sort_keys=True, ensure_ascii=False)
              + "\n", "score.md": markdown(report, title), "report.html": html(report, title)}
-    paths = []
-    for name, text in files.items():
-        path = out / name
-        path.write_text(text, encoding="utf-8", newline="\n")
-        paths.append(path)
-    return paths
+    return write_files(out, files)
 
 
 def interval(cell: dict, key: str = "ci95") -> str:
@@ -123,7 +122,7 @@ def right(r: dict, k: int) -> str:
 
 def markdown(report: dict, title: str) -> str:
     k = report.get("epochs", 1)
-    lines = [f"# Scores: {title}", ""]
+    lines = [f"# Scores: {_md(title)}", ""]
     for line in headline(report):
         lines += [_sentence(line), ""]
     names, align = group_header(k)
@@ -141,17 +140,23 @@ def markdown(report: dict, title: str) -> str:
         lines += ["## Answers file", ""]
         lines += [f"- {_md(p)}" for p in problems["problems"]]
         if problems["unknown_task_ids"]:
-            lines.append(f"- answers for tasks not in the bundle: {', '.join(problems['unknown_task_ids'])}")
+            lines.append(f"- answers for tasks not in the bundle: {', '.join(map(_md, problems['unknown_task_ids']))}")
         lines.append("")
     lines += ["## Tasks", "", f"| task | analysis type | tier | correct | class | reason | {' | '.join(TASK_STATS)} |",
               "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
-    lines += [f"| {r['task_id']} | {r['analysis_type']} | {r['tier']} | {right(r, k)} | {_md(r['failure'])} | "
+    lines += [f"| {_md(r['task_id'])} | {_md(r['analysis_type'])} | {_md(r['tier'])} | {right(r, k)} | "
+              f"{_md(r['failure'])} | "
               f"{_md(r['reason'])} | {' | '.join(task_stats(r))} |" for r in report["results"]]
     return "\n".join(lines) + "\n"
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#~!&])")
+
+
+def _md(text) -> str:
+    """Text from a bundle or an answers file as one line of markdown that shows it as it is: a task id such as
+    `<img src=x>` or `[x](javascript:…)` is no markup, a `|` no table cell, a line break no new block."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
 
 # ---- HTML --------------------------------------------------------------------------------------------

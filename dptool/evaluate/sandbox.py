@@ -2,12 +2,14 @@
 
 Three walls. First, sqlglot: a statement runs only when it parses as exactly one SELECT/WITH query that
 reads nothing but tables, CTEs and `range`/`generate_series`; everything else is refused with a
-one-line error the agent sees. Second, DuckDB itself: the file is opened read-only, with file and
+one-line error the agent sees, and so is a table name DuckDB would read as a file (`passwd.csv`,
+`'x.json'`). Second, DuckDB itself: the file is opened read-only, with file and
 network access, extension loading and configuration changes disabled, so a statement that slipped
 past the parser still cannot write, read files or change settings. Third, a child process
 (`dptool.evaluate.sql_worker`) per task: parsing and execution run there under the time limit (DuckDB's
 interrupt first, then the process is killed), its address space is capped, and no session state
-(`setseed()`, ...) carries from one task to the next.
+(`setseed()`, ...) carries from one task to the next. A query stopped at the memory or the time limit ends its
+worker too: the memory it took is not all given back, and the next query runs on a fresh one.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import sqlglot
 from sqlglot import exp
 
 from dptool.errors import DptoolError
+from dptool.evaluate import limits
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_ROWS = 100
@@ -61,6 +64,13 @@ _TABLE_FUNCTIONS = (exp.GenerateSeries, exp.Unnest)
 _FILE_FUNCTION = re.compile(r"^(read_\w+|\w+_scan|glob|sniff_csv|parquet_\w+|query|query_table|getenv)$",
                             re.IGNORECASE)
 _FILE_LIKE = re.compile(r"[/\\:*]|\.\w+$")
+_PATH_CHARS = re.compile(r"[/\\:*]")
+# DuckDB reads a table name it cannot find as a file path, its parts joined by dots: `from passwd.csv` is
+# `read_csv('passwd.csv')`. A dotted name whose last part is a data file's extension is refused as a file.
+_FILE_EXTENSIONS = frozenset(("csv", "tsv", "txt", "tbl", "dat", "psv", "parquet", "pq", "json", "jsonl", "ndjson",
+                              "geojson", "gz", "gzip", "zst", "zstd", "bz2", "xz", "lz4", "zip", "xlsx", "xls",
+                              "arrow", "ipc", "feather", "avro", "orc", "db", "duckdb", "sqlite", "sqlite3", "shp",
+                              "gpkg"))
 
 
 class Refused(Exception):
@@ -118,6 +128,8 @@ def check_sql(sql: str) -> exp.Query:
         raise Refused(f"cannot parse SQL: {' '.join(str(exc).split())[:200]} (an unclosed quote or comment?)") from None
     except RecursionError:
         raise Refused("cannot parse SQL: nested too deeply; flatten the parentheses or use a CTE") from None
+    # `select 1; -- done`: what follows the last semicolon is only a comment, not a second statement
+    statements = [s for s in statements if not isinstance(s, exp.Semicolon)]
     if not statements:
         raise Refused(f"refused: empty SQL; {ONLY}")
     if len(statements) != 1:
@@ -139,6 +151,7 @@ def _check_tree(sql: str, tree: exp.Expression) -> exp.Query:
                 raise Refused(f"refused: {word} {what}; {ONLY}")
         what = _COMMANDS.get(word, "is not a query")
         raise Refused(f"refused: {word or type(tree).__name__.upper()} {what}; {ONLY}")
+    ctes = frozenset(cte.alias_or_name.casefold() for cte in tree.find_all(exp.CTE))
     for node in tree.walk():
         for kinds, what in _STATEMENTS:
             if isinstance(node, kinds):
@@ -149,19 +162,25 @@ def _check_tree(sql: str, tree: exp.Expression) -> exp.Query:
             raise Refused(f"refused: {_function_name(node).lower()}() reads files, URLs or other SQL; "
                           f"query the warehouse tables")
         if isinstance(node, exp.Table):
-            _check_table(node)
+            _check_table(node, ctes)
     return tree
 
 
-def _check_table(table: exp.Table) -> None:
+def _check_table(table: exp.Table, ctes: frozenset[str]) -> None:
     source = table.this
     if isinstance(source, exp.Func) and not isinstance(source, _TABLE_FUNCTIONS):
         name = _function_name(source).lower()
         raise Refused(f"refused: table function {name}() may read files, URLs or other SQL; "
                       f"query the warehouse tables")
+    parts = [p.name for p in table.parts]
+    if len(parts) == 1 and parts[0].casefold() in ctes:
+        return  # a CTE of the query, whatever its name ("q1.2018"): DuckDB reads it before any file
     # sqlglot reads DuckDB's FROM 'data.csv' as a table named data.csv, and DuckDB scans such names as files
     if isinstance(source, exp.Identifier) and _FILE_LIKE.search(source.name):
         raise Refused(f"refused: {source.name!r} names a file or URL; query the warehouse tables")
+    if len(parts) > 1 and (parts[-1].casefold() in _FILE_EXTENSIONS or any(_PATH_CHARS.search(p) for p in parts)):
+        raise Refused(f"refused: {'.'.join(parts)!r} names a file (DuckDB reads a table it cannot find as a file "
+                      "path); query the warehouse tables")
 
 
 @dataclass
@@ -184,6 +203,11 @@ class Sandbox:
 
     def __init__(self, path: str | Path, *, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS,
                  memory_mb: int = DEFAULT_MEMORY_MB, threads: int = THREADS):
+        for name, value, bounds in (("timeout", timeout, limits.TIMEOUT), ("memory_mb", memory_mb, limits.MEMORY_MB),
+                                    ("max_rows", max_rows, limits.MAX_ROWS)):
+            problem = limits.out_of_range(f"the sandbox's {name}", value, bounds)
+            if problem:
+                raise DptoolError(problem)
         self.path = Path(path)
         self.timeout = timeout
         self.grace = min(MAX_GRACE, timeout / 4)
@@ -239,6 +263,9 @@ class Sandbox:
         worker = self._worker
         reply = worker.ask({"sql": sql}, self.timeout + self.grace)
         if isinstance(reply, str):
+            if worker.spent:  # stopped at the memory or time limit: what it took is not all given back
+                worker.kill()
+                self._start()
             return reply
         # no answer in time: the query ignored the interrupt; or the worker died. Either way the next one is fresh
         code = worker.kill(wait=1.0 if reply is _GONE else 0.0)
@@ -277,6 +304,7 @@ class _Worker:
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
         self.replies: queue.Queue[dict | None] = queue.Queue()
+        self.spent = False  # the worker said its last query hit a limit: it exits, the next query needs a new one
         self.state: str | None = None  # None while starting, then "" (ready) or the reason it could not start
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -312,7 +340,10 @@ class _Worker:
             reply = self.replies.get(timeout=timeout)
         except queue.Empty:
             return _TIMED_OUT
-        return _GONE if reply is None else str(reply.get("output"))
+        if reply is None:
+            return _GONE
+        self.spent = bool(reply.get("spent"))
+        return str(reply.get("output"))
 
     def kill(self, wait: float = 0.0) -> int | None:
         """End the process (after `wait` s for it to end by itself); its own exit code, None if it was killed."""

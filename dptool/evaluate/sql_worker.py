@@ -7,6 +7,8 @@ because DuckDB's memory_limit covers only its buffer manager, not the vectors of
 
 Requests and replies, one JSON object a line:
     {"sql": "select ..."}  ->  {"output": "<the text table, or one line starting with error:>"}
+                               (+ "spent": true after a query stopped at the memory or time limit: the worker
+                               then exits, and the next query runs on a fresh one)
     {"schema": true}       ->  {"output": "- schema.table(column TYPE, ...)\\n..."}
 At start the worker writes {"ready": true} once the warehouse is open, or {"error": "..."} and exits 1.
 """
@@ -91,6 +93,9 @@ class Runner:
     def __init__(self, con: duckdb.DuckDBPyConnection, *, timeout: float, grace: float, max_rows: int,
                  memory_mb: int):
         self.con, self.timeout, self.grace, self.max_rows, self.memory_mb = con, timeout, grace, max_rows, memory_mb
+        # set by a query stopped at the memory or the time limit: the memory it took is not all given back (the
+        # address space stays mapped, DuckDB keeps its buffers), so later queries would fail that run fine alone
+        self.spent = False
         self._changed = threading.Condition()
         self._started: float | None = None  # when the running query started; None between queries
         threading.Thread(target=self._keep_the_limit, daemon=True).start()
@@ -138,8 +143,10 @@ class Runner:
         except Refused:
             raise
         except duckdb.InterruptException:
+            self.spent = True
             raise Refused(stopped_message(self.timeout)) from None
         except (duckdb.OutOfMemoryException, MemoryError):
+            self.spent = True
             raise Refused(f"the query ran out of memory (the limit is {self.memory_mb} MB); "
                           f"make it cheaper: filter, aggregate or add LIMIT") from None
         except duckdb.Error as exc:
@@ -182,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
             output = schema(con) if request.get("schema") else runner.run(request["sql"])
         except Exception as exc:  # noqa: BLE001 - a bad request is answered, never fatal
             output = f"error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        if runner.spent:  # the parent starts a fresh worker for the next query; this one is done
+            _reply(out, {"output": output, "spent": True})
+            return 0
         _reply(out, {"output": output})
     return 0
 

@@ -19,6 +19,7 @@ from rank_bm25 import BM25Okapi
 
 from dptool.errors import DptoolError
 from dptool.generate.materialize import rows_differ
+from dptool.outdir import BUNDLE, update_files
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import DbtProject
 from dptool.project.warehouse import Warehouse
@@ -112,10 +113,9 @@ def markdown(result: dict) -> str:
 
 
 def update_bundle(bundle: Path, result: dict) -> None:
-    """Write ablation.json and put the table into card.md, each file replaced in one rename."""
+    """Write ablation.json and put the table into card.md, each file replaced in one rename and recorded in the
+    bundle's marker (dptool.outdir): a bundle's file that changed since dptool wrote it is refused."""
     card = (bundle / "card.md").read_text(encoding="utf-8")
     card = card.split("\n## Pairing ablation")[0].rstrip("\n") + "\n\n" + markdown(result)
-    for name, text in (("ablation.json", json.dumps(result, indent=2, sort_keys=True) + "\n"), ("card.md", card)):
-        tmp = bundle / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(bundle / name)
+    update_files(bundle, BUNDLE, {"ablation.json": json.dumps(result, indent=2, sort_keys=True) + "\n",
+                                  "card.md": card})

@@ -39,6 +39,7 @@ from dptool.outdir import BUNDLE, check_replaceable
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import DbtProject, dbt_version
 from dptool.project.digests import snapshot
+from dptool.project.lock import project_lock
 from dptool.project.prepare import manifest_behind_generated, prepare_catalog
 from dptool.project.semantic import GENERATED_DIR as SEMANTIC_DIR
 from dptool.project.warehouse import Warehouse
@@ -100,11 +101,16 @@ def last_good(project: DbtProject, folders: tuple[Path, ...], echo: Callable[[st
     shutil.rmtree(keep, ignore_errors=True)
     keep.mkdir(parents=True)
     present = [str(f) for f in folders if (project.project_dir / f).exists()]
-    # the list first: a run killed while moving still says which folders existed
-    (keep / KEPT_LIST).write_text(json.dumps({"folders": [str(f) for f in folders], "present": present}),
-                                  encoding="utf-8")
+    # the list first: a run killed while moving still says which folders existed; written whole or not at all (a run
+    # killed while writing it left an empty list that every later run failed to read)
+    listing = keep / f".{KEPT_LIST}.tmp"
+    listing.write_text(json.dumps({"folders": [str(f) for f in folders], "present": present}), encoding="utf-8")
+    listing.replace(keep / KEPT_LIST)
     try:
         for rel in present:
+            # its parent first: without it shutil.move copies and deletes (a rename needs the parent), and a Ctrl-C
+            # during the copy put the partial copy back in place of the folder
+            (keep / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.move(project.project_dir / rel, keep / rel)
         yield
     except BaseException:
@@ -118,7 +124,10 @@ def _put_back(project: DbtProject, keep: Path) -> None:
     main = threading.current_thread() is threading.main_thread()
     before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
-        listed = json.loads((keep / KEPT_LIST).read_text(encoding="utf-8"))
+        try:
+            listed = json.loads((keep / KEPT_LIST).read_text(encoding="utf-8"))
+        except ValueError:  # cut while it was written, before anything was moved: nothing to put back
+            listed = {"folders": [], "present": []}
         for rel in listed["folders"]:
             if rel in listed["present"] and not (keep / rel).exists():
                 continue  # not moved aside yet when the run stopped: it is where it was
@@ -183,7 +192,8 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
     made_with = {"target": target_tasks, "min_per_type": min_per_type, "seed": seed,
                  "rules_dir": str(rules_dir) if rules_dir is not None else None,
                  "llm": llm.name if llm is not None else None, "dbt_target": dbt_target}
-    with last_good(project, GENERATED, echo):  # a run that does not complete leaves the project's as they were
+    # one run at a time in a project; a run that does not complete leaves the project's folders as they were
+    with project_lock(project.project_dir, "dptool generate", echo), last_good(project, GENERATED, echo):
         return _generate(project, out, seed=seed, target_tasks=target_tasks, min_per_type=min_per_type,
                          refresh=refresh, echo=echo, progress=progress, rules_dir=rules_dir, llm=llm,
                          made_with=made_with)

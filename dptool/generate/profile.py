@@ -31,8 +31,16 @@ def profile_dimensions(catalog: Catalog, warehouse: Warehouse) -> dict[str, Dime
     """One profile per dimension id, from a few aggregate queries per dimension."""
     dialect = warehouse.dialect
     out = {}
+    columns: dict[str, list[str]] = {}  # table id -> its columns, as the warehouse has them
     for dim_id, dim in sorted(catalog.dimensions.items()):
         table = sqlglot.to_table(catalog.tables[dim.table].relation_name, dialect=dialect)
+        if dim.table not in columns:
+            columns[dim.table] = warehouse.query(exp.select(exp.Star()).from_(table).limit(0).sql(dialect))[0]
+        if dim.column.casefold() not in {c.casefold() for c in columns[dim.table]}:
+            # a declaration on a column the table lacks: said where it is declared, not as the warehouse's error
+            raise DptoolError(f"{dim.where or dim.table}: columns.{dim.column}.meta.dptool.dimension: "
+                              f"{catalog.tables[dim.table].name} has no column {dim.column!r} (its columns: "
+                              f"{', '.join(columns[dim.table][:12])}{', ...' if len(columns[dim.table]) > 12 else ''})")
         col = exp.column(dim.column)
         distinct_sql = exp.select(exp.func("count", exp.Distinct(expressions=[col]))).from_(table)
         distinct = warehouse.query(distinct_sql.sql(dialect))[1][0][0]

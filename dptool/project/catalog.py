@@ -39,6 +39,7 @@ class Dimension:
     column: str
     kind: str
     label: str
+    where: str = field(default="", compare=False)  # the properties file and node that declare it, for errors
 
     @property
     def id(self) -> str:
@@ -285,7 +286,7 @@ def _load_table(catalog: Catalog, uid: str, node: dict, project: str) -> None:
                 f"expected one of {', '.join(DIMENSION_KINDS)}"
             )
         label = _dptool(col).get("label") or col_name.replace("_", " ")
-        dim = Dimension(uid, col_name, kind, label)
+        dim = Dimension(uid, col_name, kind, label, _where(node))
         catalog.dimensions[dim.id] = dim
 
 
@@ -690,7 +691,7 @@ def _extend_with_semantic_layer(catalog: Catalog, manifest: dict, relation_colum
         if _dptool(((nodes.get(node_id) or {}).get("columns") or {}).get(column) or {}).get("dimension") is False:
             continue  # the node's column says it is no dimension
         if node_id in catalog.tables:
-            dim = Dimension(node_id, column, kind, label)
+            dim = Dimension(node_id, column, kind, label, f"{_where(nodes.get(node_id) or {})} (semantic layer)")
             catalog.dimensions.setdefault(dim.id, dim)
     for from_node, from_col, to_node, to_col in layer.joins:
         if from_node in catalog.tables and to_node in catalog.tables:

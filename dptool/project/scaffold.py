@@ -546,4 +546,40 @@ def plan_rule(project_dir: str | Path, rule_id: str, metrics: list[str] | str, r
     for c in changes:
         if (root / c.path).exists():
             raise DptoolError(f"{root / c.path}: exists; dptool rule new never overwrites a file (choose another id)")
+    _refuse_existing_rule(root, conf, name, described)
     return root, changes
+
+
+def _refuse_existing_rule(root: Path, conf: dict, name: str, described: bool) -> None:
+    """Refuse a rule whose macro (or docs block) the project defines already, in any file: dbt would refuse the
+    second one at the next parse. The project's files are searched too, for a rule added since that parse."""
+    path = root / "target" / "manifest.json"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, json.JSONDecodeError):
+        manifest = {}
+    kinds = [("macros", "macro")] + ([("docs", "docs block")] if described else [])
+    for key, what in kinds:
+        for node in (manifest.get(key) or {}).values() if isinstance(manifest, dict) else ():
+            if isinstance(node, dict) and node.get("name") == name and node.get("package_name") == conf["name"]:
+                where = root / (node.get("original_file_path") or "")
+                raise DptoolError(f"{where}: already defines {what} {name}; dptool rule new never adds a rule twice "
+                                  "(choose another id)")
+    patterns = [("macro", re.compile(r"\{%-?\s*macro\s+" + name + r"\s*\("), ("*.sql",),
+                 _paths(conf, "macro-paths", ["macros"]))]
+    if described:
+        folders = {*_paths(conf, "model-paths", ["models"]), *_paths(conf, "macro-paths", ["macros"]),
+                   *_paths(conf, "docs-paths", [])}
+        patterns.append(("docs block", re.compile(r"\{%-?\s*docs\s+" + name + r"\s*-?%\}"), ("*.md",),
+                         sorted(folders)))
+    for what, pattern, globs, folders in patterns:
+        for folder in folders:
+            for glob in globs:
+                for file in sorted((root / folder).rglob(glob)):
+                    try:
+                        text = file.read_text(encoding="utf-8")
+                    except (OSError, UnicodeDecodeError):
+                        continue
+                    if pattern.search(text):
+                        raise DptoolError(f"{file}: already defines {what} {name}; dptool rule new never adds a "
+                                          "rule twice (choose another id)")
