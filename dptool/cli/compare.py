@@ -21,9 +21,11 @@ def compare_command(runs, bundle, out, selection):
     and by analysis type, tier, rule type and domain, with pass^k for runs of k > 1 attempts, why answers were
     wrong ("rules not applied", "truncated", …) and the tasks that flipped between neighbours of the ranking.
     """
-    from dptool.evaluate.compare import compare, load_runs, markdown, write_compare
+    from dptool.evaluate.compare import COMPARE_FILES, compare, load_runs, markdown, write_compare
     from dptool.evaluate.score import load_tasks
+    from dptool.outdir import check_files
 
+    check_files(out, list(COMPARE_FILES))  # before any work: a file of the user's there is never overwritten
     tasks = selection.apply(load_tasks(bundle))
     if not selection.everything:
         click.echo(f"selection: {selection.describe()}: {len(tasks)} tasks")

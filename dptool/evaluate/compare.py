@@ -22,6 +22,7 @@ from dptool.errors import DptoolError
 from dptool.evaluate.failures import RULES_NOT_APPLIED, TRUNCATED
 from dptool.evaluate.report import CSS, GROUPS, hbar_chart, interval, pct
 from dptool.evaluate.score import load_run, score
+from dptool.outdir import write_files
 
 NAMED = (RULES_NOT_APPLIED, TRUNCATED)  # the failures the benchmark exists to find: a column of their own
 
@@ -258,14 +259,12 @@ def html(result: dict) -> str:
             f"<style>{_COMPARE_CSS}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
 
 
+COMPARE_FILES = ("compare.json", "compare.md", "compare.html")
+
+
 def write_compare(result: dict, out: str | Path) -> list[Path]:
-    """Write compare.json, compare.md and compare.html into `out`; byte-stable for the same runs."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write compare.json, compare.md and compare.html into `out`; byte-stable for the same runs. Written as
+    dptool.outdir writes files: a file of the user's there is refused, never overwritten."""
     files = {"compare.json": json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
              "compare.md": markdown(result), "compare.html": html(result)}
-    paths = []
-    for name, text in files.items():
-        (out / name).write_text(text, encoding="utf-8", newline="\n")
-        paths.append(out / name)
-    return paths
+    return write_files(out, files)
