@@ -95,6 +95,19 @@ REFUSALS = {
     "quoted-parts": ('select * from "passwd"."CSV"', "error: refused: 'passwd.CSV' names a file (DuckDB reads a table "
                      "it cannot find as a file path); query the warehouse tables"),
     "checkpoint": ("checkpoint", f"error: refused: CHECKPOINT is not a query; {ONLY}"),
+    # views and functions that describe the machine: the database file's path is the bundle's folder, where its
+    # tasks.jsonl (every gold) lies (an MCP session found them: `select path from duckdb_databases`)
+    "databases-view": ("select database_name, path from duckdb_databases", "error: refused: duckdb_databases "
+                       "describes this machine (files, settings), not the warehouse; query the warehouse tables or "
+                       "information_schema"),
+    "database-list": ("select file from main.pragma_database_list", "error: refused: pragma_database_list describes "
+                      "this machine (files, settings), not the warehouse; query the warehouse tables or "
+                      "information_schema"),
+    "settings-view": ("select value from duckdb_settings where name = 'home_directory'", "error: refused: "
+                      "duckdb_settings describes this machine (files, settings), not the warehouse; query the "
+                      "warehouse tables or information_schema"),
+    "setting": ("select current_setting('temp_directory') as t", "error: refused: current_setting() describes this "
+                "machine, not the warehouse; query the warehouse tables"),
 }
 
 

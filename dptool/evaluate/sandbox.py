@@ -64,6 +64,11 @@ _TABLE_FUNCTIONS = (exp.GenerateSeries, exp.Unnest)
 _FILE_FUNCTION = re.compile(r"^(read_\w+|\w+_scan|glob|sniff_csv|parquet_\w+|query|query_table|getenv)$",
                             re.IGNORECASE)
 _FILE_LIKE = re.compile(r"[/\\:*]|\.\w+$")
+# catalog views and functions that describe the machine, not the warehouse: the database file's path (the bundle's
+# folder, where its tasks.jsonl lies), settings such as the temp and home directories, extensions, secrets
+_MACHINE_VIEW = re.compile(r"^(duckdb_(databases|settings|extensions|secrets|temporary_files|memory|logs?|log_contexts"
+                           r"|external_file_cache|variables|prepared_statements)|pragma_\w+)$", re.IGNORECASE)
+_MACHINE_FUNCTION = re.compile(r"^(current_setting|pragma_\w+)$", re.IGNORECASE)
 _PATH_CHARS = re.compile(r"[/\\:*]")
 # DuckDB reads a table name it cannot find as a file path, its parts joined by dots: `from passwd.csv` is
 # `read_csv('passwd.csv')`. A dotted name whose last part is a data file's extension is refused as a file.
@@ -158,6 +163,9 @@ def _check_tree(sql: str, tree: exp.Expression) -> exp.Query:
                 raise Refused(f"refused: a nested {type(node).__name__.upper()} {what}; {ONLY}")
         if isinstance(node, exp.Command):
             raise Refused(f"refused: {node.name.upper()} is not a query; {ONLY}")
+        if isinstance(node, exp.Func) and _MACHINE_FUNCTION.match(_function_name(node)):
+            raise Refused(f"refused: {_function_name(node).lower()}() describes this machine, not the warehouse; "
+                          "query the warehouse tables")
         if isinstance(node, exp.Func) and _FILE_FUNCTION.match(_function_name(node)):
             raise Refused(f"refused: {_function_name(node).lower()}() reads files, URLs or other SQL; "
                           f"query the warehouse tables")
@@ -175,6 +183,9 @@ def _check_table(table: exp.Table, ctes: frozenset[str]) -> None:
     parts = [p.name for p in table.parts]
     if len(parts) == 1 and parts[0].casefold() in ctes:
         return  # a CTE of the query, whatever its name ("q1.2018"): DuckDB reads it before any file
+    if parts and _MACHINE_VIEW.match(parts[-1]):
+        raise Refused(f"refused: {parts[-1]} describes this machine (files, settings), not the warehouse; query "
+                      "the warehouse tables or information_schema")
     # sqlglot reads DuckDB's FROM 'data.csv' as a table named data.csv, and DuckDB scans such names as files
     if isinstance(source, exp.Identifier) and _FILE_LIKE.search(source.name):
         raise Refused(f"refused: {source.name!r} names a file or URL; query the warehouse tables")
