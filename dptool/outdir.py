@@ -475,9 +475,9 @@ def _place(path: Path, tmp: Path, new: str, given: str | Path, record_in: Path, 
 
 # ---- a folder dptool adds to as it goes: an eval run -----------------------------------------------------------------
 
-def open_run_folder(out: str | Path, kind: Kind = RUN) -> Path:
+def open_run_folder(out: str | Path, kind: Kind = RUN, create: bool = True) -> Path:
     """The folder of a resumable run: new (created and marked), empty, or a `kind` folder dptool made holding
-    nothing else. Returns it as given."""
+    nothing else. Returns it as given. With `create` false, only checks: nothing is written."""
     given, out = out, Path(out)
     full = Path(os.path.abspath(out))
     named = _named(given, full)
@@ -494,6 +494,8 @@ def open_run_folder(out: str | Path, kind: Kind = RUN) -> Path:
             if foreign:
                 raise DptoolError(f"{named}: the {kind.name} there also holds files dptool did not write "
                                   f"({_shown(foreign)}); move them out, or choose another --out")
+            if not create:
+                return out
             if marker is None or _recorded(marker) is None:  # an old run: what it holds becomes dptool's record
                 found = _inventory(full, kind)[0]
                 files = {rel: hashes for rel, hashes in found.items() if not _matches(rel, kind.grows)}
@@ -501,6 +503,8 @@ def open_run_folder(out: str | Path, kind: Kind = RUN) -> Path:
             return out
     _refuse_inside_sealed(full, named)
     _check_writable(full, named)
+    if not create:
+        return out
     try:
         full.mkdir(parents=True, exist_ok=True)
         _write_marker(full, {"kind": kind.name, "dptool": __version__, "files": {}})

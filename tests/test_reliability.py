@@ -113,9 +113,9 @@ def test_score_prints_pass_at_1_and_pass_hat_k_and_writes_them_in_every_report(r
         "pass^2 50.0 %: 2 of 4 tasks right in every attempt; 95 % interval 15.0–85.0 %"]
     assert "why wrong: no answer 1 (33.3 %), rules not applied 1 (33.3 %), wrong value 1 (33.3 %)" in lines
     md = (tmp_path / "score" / "score.md").read_text(encoding="utf-8")
-    assert "| point_query | 4 | 5 | 62.5 % | 21.9–90.8 % | 50.0 % | 15.0–85.0 % |" in md
+    assert "| point\\_query | 4 | 5 | 62.5 % | 21.9–90.8 % | 50.0 % | 15.0–85.0 % |" in md
     assert "| rules not applied | 1 | 33.3 % |" in md
-    assert "| t_a | point_query | knowledge+analytics | 2/2 |  |  | 3 | 1.5 | 0.5 | 165 |" in md
+    assert "| t\\_a | point\\_query | knowledge+analytics | 2/2 |  |  | 3 | 1.5 | 0.5 | 165 |" in md
     page = (tmp_path / "score" / "report.html").read_text(encoding="utf-8")
     assert "pass^2 <span class=big>50.0 %</span>" in page and "<td>rules not applied</td>" in page
 

@@ -85,7 +85,7 @@ def score_command(bundle, answers, out, against, shared_ids, selection):
         if click.get_current_context().get_parameter_source("against") is click.core.ParameterSource.DEFAULT:
             against = "base" if ran["condition"] == "no-rule" else against
     tasks = check_bundle(given, bundle, selection.apply(tasks), shared_ids)
-    if not selection.everything or ran:
+    if not selection.everything:
         click.echo(f"selection: {selection.describe()}{' (as the run ran)' if ran else ''}: {len(tasks)} tasks")
     report = score(tasks, given, against=against)
     paths = write_reports(report, out, title=f"{Path(answers).name} on {Path(bundle).name}")
@@ -186,8 +186,9 @@ def eval_command(bundle, model, condition, out, max_turns, sql_timeout, sql_memo
                         selection=selection.as_dict(), epochs=epochs)
     out = Path(out or Path("runs") / f"{llm.model.replace(':', '_').replace('/', '_')}-{condition}")
     tasks = select_tasks(bundle, condition, selection)
+    open_run_folder(out, create=False)  # new, or a run folder dptool made holding nothing else
     llm.ensure_model()  # an unreachable server or a model not pulled stops the run before it writes anything
-    open_run_folder(out)  # new, or a run folder dptool made holding nothing else
+    open_run_folder(out)
     click.get_current_context().with_resource(hold(out / LOCK, f"dptool eval {bundle}", "run folder"))  # one run
     prepare_run(out, settings)
     todo = pending(tasks, epochs, finished_attempts(out / "answers.jsonl"))
