@@ -1,0 +1,226 @@
+"""The conventions of kb/<domain>/metrics.md (issue 26): the section names every item an analyst had to guess, and
+each statement is what the golds do, recomputed here from the bundle's warehouse with plain SQL by the stated
+convention."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from dptool.evaluate.score import load_tasks
+
+ITEMS = ("Precedence", "Period membership and bounds", "Held in a period", "Trend direction and total change",
+         "Percent change of a share", "Day counting", "Blank versus NULL categories", "Ties")
+IN_DOMAIN = {
+    "banking": ("held on it whatever its own date", "days 1 to 365 before it, the grant day itself excluded",
+                "A blank characterisation (' ') and a missing one (NULL)"),
+    "ecommerce": ("order_reviews.review_creation_date", "every review on record", "Buyers of CLV",
+                  "whatever the order's status"),
+}
+EVERY_PERIOD = re.compile(r"\b(every|all)( reporting)? periods?\b", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def bundle(demo_bundle) -> Path:
+    return demo_bundle[0]
+
+
+@pytest.fixture(scope="module")
+def tasks(bundle) -> list[dict]:
+    return load_tasks(bundle)
+
+
+@pytest.fixture(scope="module")
+def con(bundle):
+    with duckdb.connect(str(bundle / "warehouse.duckdb"), read_only=True) as c:
+        yield c
+
+
+def test_every_domain_s_catalog_opens_with_its_conventions_naming_each_item(bundle):
+    for domain, phrases in IN_DOMAIN.items():
+        text = (bundle / "kb" / domain / "metrics.md").read_text(encoding="utf-8")
+        head, _, rest = text.partition("\n## Conventions\n")
+        assert rest and "\n## " not in head, domain  # the first section, before any metric
+        section = rest.split("\n## ")[0]
+        for item in ITEMS:
+            assert f"- **{item}.** " in section, (domain, item)
+        assert "A policy that changes a metric prevails over the catalog's formula" in section
+        assert "A policy applies from its effective date" in section and "unless it says otherwise" in section
+        assert "### In this domain" in section
+        for phrase in phrases:
+            assert phrase in section, (domain, phrase)
+
+
+def test_a_policy_applied_before_its_effective_date_says_so(demo_catalog, demo_manifest, con):
+    """Precedence: a policy applies from its effective date unless it says otherwise. Every demo policy whose date
+    lies inside or after the data either conditions on that date in its macro, or its document says it applies
+    to every period (the documents of policies dated after the data said "every period" without saying it was
+    meant)."""
+    (banking,), = con.execute("select min(date) from banking.trans").fetchall()
+    (ecommerce,), = con.execute("select min(order_purchase_timestamp) from ecommerce.orders").fetchall()
+    start = {"banking": date(1900 + banking // 10000, banking // 100 % 100, banking % 100),
+             "ecommerce": ecommerce.date()}
+    macros = {m["name"]: m["macro_sql"] for m in demo_manifest["macros"].values()}
+    checked = 0
+    for rule in demo_catalog.rules.values():
+        effective = date.fromisoformat(rule.effective_from)
+        if effective <= start[rule.domain]:
+            continue
+        checked += 1
+        sql = macros[f"rule__{rule.id}"]
+        dated = rule.effective_from in sql or effective.strftime("%y%m%d") in sql
+        assert dated or EVERY_PERIOD.search(rule.document), rule.id
+    assert checked >= 20
+
+
+def _series_change(series: list[tuple[str, float]]) -> tuple[float, str]:
+    """The total change in percent and the peak month, as the conventions state them."""
+    first, last = series[0][1], series[-1][1]
+    return (last - first) / abs(first) * 100, max(series, key=lambda p: p[1])[0]
+
+
+def test_trend_golds_change_from_first_to_last_actual_month_relative_for_a_share(tasks, con):
+    trends = [t for t in tasks if t["analysis_type"] == "trend_analysis"]
+    assert len(trends) >= 10
+    shares = 0
+    for task in trends:
+        columns, rows = _run(con, task["gold_sql"])
+        series = sorted((_month(r["period"]), float(r["value"])) for r in (dict(zip(columns, row, strict=True))
+                                                                          for row in rows) if r["value"] is not None)
+        change, peak = _series_change(series)
+        assert task["gold"]["total_change_pct"] == pytest.approx(change, rel=1e-6, abs=1e-6), task["task_id"]
+        assert task["gold"]["peak_period"] == peak
+        if task["answer_format"].get("format") == "percent" and abs(series[-1][1] - series[0][1]) > 1e-4:
+            shares += 1  # in points the change would be 100 x (last - first): not what the gold says
+            points = (series[-1][1] - series[0][1]) * 100
+            assert task["gold"]["total_change_pct"] != pytest.approx(points, rel=1e-4, abs=1e-6), task["task_id"]
+    assert shares >= 1
+
+
+def _yymmdd(d: date) -> int:
+    return d.year % 100 * 10000 + d.month * 100 + d.day
+
+
+def _window(task: dict) -> tuple[int, int]:
+    w = task["slice"]["window"]
+    return _yymmdd(date.fromisoformat(w["start"])), _yymmdd(date.fromisoformat(w["end"]) - timedelta(days=1))
+
+
+SLICE_COLUMNS = {"A2": "d.A2", "A3": "d.A3", "frequency": "a.frequency"}
+
+
+def _sliced(task: dict) -> tuple[str, list] | None:
+    """The task's one-value slice as plain SQL on account a / district d, or None when it is not such a slice."""
+    keys = [k for k in task["slice"] if k != "window"]
+    if keys == []:
+        return "", []
+    if len(keys) == 1 and keys[0] in SLICE_COLUMNS:
+        return f" and {SLICE_COLUMNS[keys[0]]} = ?", [task["slice"][keys[0]]]
+    return None
+
+
+def test_a_product_held_on_an_account_counts_whatever_its_date(tasks, con):
+    """Held in a period, and period bounds (both ends included): Loan Penetration Rate and Standing Order Coverage
+    before any policy, recomputed over the accounts opened in the window, a loan or order counted whatever its date
+    (a point query, or a breakdown: one value per group)."""
+    held = {"loan_penetration_rate": "exists (select 1 from banking.loan l where l.account_id = a.account_id)",
+            "standing_order_coverage": 'exists (select 1 from banking."order" o where o.account_id = a.account_id)'}
+    by_period_end = "exists (select 1 from banking.loan l where l.account_id = a.account_id and l.date <= {last})"
+    checked = differs = 0
+    for task in tasks:
+        metric = (task.get("metric_ids") or [None])[0]
+        kind = task["analysis_type"]
+        if metric not in held or kind not in ("point_query", "decomposition") or "window" not in task["slice"]:
+            continue
+        sliced = _sliced(task)
+        key = task["answer_format"].get("key")
+        if sliced is None or (kind == "decomposition" and key not in SLICE_COLUMNS):
+            continue
+        start, last = _window(task)
+        group = f"{SLICE_COLUMNS[key]}, " if kind == "decomposition" else ""
+
+        def value_of(test: str, sliced=sliced, group=group, start=start, last=last):
+            sql = (f"select {group}avg(case when {test} then 1.0 else 0.0 end) from banking.account a join "
+                   f"banking.district d on d.A1 = a.district_id where a.date >= ? and a.date <= ?{sliced[0]}"
+                   + (f" group by {group.rstrip(', ')}" if group else ""))
+            rows = con.execute(sql, [start, last, *sliced[1]]).fetchall()
+            return {r[0]: float(r[1]) for r in rows} if group else float(rows[0][0])
+
+        value = value_of(held[metric])
+        if kind == "decomposition":
+            assert {r[key]: r["value"] for r in task["base"]} == pytest.approx(value, rel=1e-6, abs=1e-6), \
+                task["task_id"]
+        else:
+            assert task["base"]["value"] == pytest.approx(value, rel=1e-6, abs=1e-6), task["task_id"]
+        checked += 1
+        if metric == "loan_penetration_rate":
+            differs += value_of(by_period_end.format(last=last)) != pytest.approx(value, rel=1e-9)
+    assert checked >= 1
+    # the convention matters: counting only the loans granted by the period's end gives another answer
+    (ever, by_end), = con.execute(
+        "select avg(case when exists (select 1 from banking.loan l where l.account_id = a.account_id) then 1.0 "
+        "else 0.0 end), avg(case when exists (select 1 from banking.loan l where l.account_id = a.account_id and "
+        "l.date <= 961231) then 1.0 else 0.0 end) from banking.account a where a.date between 960101 and 961231"
+    ).fetchall()
+    assert ever > by_end and (differs or not any(t["metric_ids"][:1] == ["loan_penetration_rate"] for t in tasks))
+
+
+def test_the_365_days_before_a_grant_exclude_the_grant_day(tasks, con):
+    """Day counting: the DSCR before any policy, recomputed from the transactions of days 1 to 365 before each
+    loan's grant date."""
+    as_date = "make_date(1900 + {0} // 10000, {0} // 100 % 100, {0} % 100)"
+    sql = (f"select avg(coalesce((select sum(t.amount) from banking.trans t where t.account_id = l.account_id "
+           f"and t.type = 'PRIJEM' and date_diff('day', {as_date.format('t.date')}, {as_date.format('l.date')}) "
+           f"between 1 and 365), 0) / 12.0 / l.payments) from banking.loan l join banking.account a on "
+           f"a.account_id = l.account_id join banking.district d on d.A1 = a.district_id "
+           f"where l.date >= ? and l.date <= ?")
+    checked = 0
+    for task in tasks:
+        if task.get("metric_ids", [None])[:1] != ["dscr"] or task["analysis_type"] != "point_query" \
+                or "window" not in task["slice"]:
+            continue
+        sliced = _sliced(task)
+        if sliced is None:
+            continue
+        (value,), = con.execute(sql + sliced[0], [*_window(task), *sliced[1]]).fetchall()
+        assert task["base"]["value"] == pytest.approx(float(value), rel=1e-6, abs=1e-6), task["task_id"]
+        checked += 1
+    assert checked >= 1
+
+
+def test_a_ranking_breaks_ties_by_the_group_s_name(tasks):
+    rankings = [t for t in tasks if t["analysis_type"] == "ranking"]
+    assert rankings
+    for task in rankings:
+        key = task["answer_format"]["key"]
+        for answer in (task["gold"], task["base"]):
+            rows = answer["ranking"] if isinstance(answer, dict) else answer
+            order = [(-r["value"] if r["value"] is not None else float("inf"), str(r[key])) for r in rows]
+            assert order == sorted(order), task["task_id"]
+
+
+def test_a_blank_and_a_null_category_are_two_groups(con):
+    """Blank versus NULL: the bank's characterisation holds both, and a breakdown keeps them apart."""
+    rows = con.execute("select k_symbol, count(*) from banking.trans where k_symbol is null or trim(k_symbol) = '' "
+                       "group by k_symbol order by k_symbol nulls last").fetchall()
+    assert [k for k, _ in rows] == [" ", None]
+
+
+def _run(con, sql: str) -> tuple[list[str], list[tuple]]:
+    cur = con.execute(sql)
+    rows = cur.fetchall()
+    columns = [d[0] for d in cur.description]
+    gold = [r for r in rows if r[columns.index("variant")] == "gold"] if "variant" in columns else rows
+    return columns, gold
+
+
+def _month(value) -> str:
+    if isinstance(value, int | float):
+        yymm = int(value)
+        return f"{1900 + yymm // 100}-{yymm % 100:02d}"
+    return f"{value.year:04d}-{value.month:02d}"
+
