@@ -203,11 +203,26 @@ def test_a_ranking_breaks_ties_by_the_group_s_name(tasks):
             assert order == sorted(order), task["task_id"]
 
 
-def test_a_blank_and_a_null_category_are_two_groups(con):
-    """Blank versus NULL: the bank's characterisation holds both, and a breakdown keeps them apart."""
+def test_a_blank_and_a_null_category_are_two_groups(tasks, con):
+    """Blank versus NULL: the bank's characterisation (k_symbol) holds both, and a breakdown's gold keeps them apart;
+    Transaction Count by characterisation before any policy is the plain count of each group, NULL and ' ' apart."""
     rows = con.execute("select k_symbol, count(*) from banking.trans where k_symbol is null or trim(k_symbol) = '' "
                        "group by k_symbol order by k_symbol nulls last").fetchall()
     assert [k for k, _ in rows] == [" ", None]
+    both = [t for t in tasks if t["analysis_type"] == "decomposition" and t["answer_format"]["key"] == "k_symbol"
+            and {" ", None} <= {r["k_symbol"] for r in t["gold"]}]
+    assert both
+    checked = 0
+    for task in tasks:
+        if task["metric_ids"][:1] != ["transaction_count"] or task["analysis_type"] != "decomposition" \
+                or task["answer_format"]["key"] not in ("k_symbol", "operation") or "window" not in task["slice"]:
+            continue
+        key = task["answer_format"]["key"]
+        counts = con.execute(f"select {key}, count(*) from banking.trans where date >= ? and date <= ? group by {key}",
+                             list(_window(task))).fetchall()
+        assert {r[key]: r["value"] for r in task["base"]} == {k: float(n) for k, n in counts}, task["task_id"]
+        checked += 1
+    assert checked >= 1 or not any(t["metric_ids"][:1] == ["transaction_count"] for t in tasks)
 
 
 def _run(con, sql: str) -> tuple[list[str], list[tuple]]:

@@ -216,8 +216,8 @@ CONVENTION_ITEMS = {
         "date exclude the grant day). Counted from a date, that date is day 0."),
     "Blank versus NULL categories": (
         "A blank category (a single space, ' ') and a missing one (NULL) are different values: a breakdown or a "
-        "ranking shows each as its own group (NULL as null). Neither is any category a formula or a policy names: "
-        "a condition on a named category is false for both, and an exclusion of named categories keeps both."),
+        "ranking shows each as its own group (NULL as null), and neither is a category that a formula or a policy "
+        "names."),
     "Ties": (
         "A ranking orders groups by value, highest first; equal values are ordered by the group's name, ascending, "
         "and a group without a value comes last; the top k are the first k in that order."),
