@@ -239,3 +239,37 @@ def _month(value) -> str:
         return f"{1900 + yymm // 100}-{yymm % 100:02d}"
     return f"{value.year:04d}-{value.month:02d}"
 
+
+
+def test_clv_s_buyers_are_every_order_s_while_revenue_recognition_takes_value_only(tasks, con):
+    """Buyers of CLV (ecommerce): with Revenue Recognition in force (and Insured Freight Exclusion, or not), CLV is the
+    GMV of recognized orders over the buyers (customer records) of every order placed, whatever its status."""
+    value_rules = {"revenue_recognition", "insured_freight_exclusion"}
+    checked = fewer = 0
+    for task in tasks:
+        rules = set(task.get("rules_in_force") or ())
+        if task["metric_ids"][:1] != ["clv"] or "revenue_recognition" not in rules or not rules <= value_rules \
+                or task["analysis_type"] not in ("point_query", "threshold_crossing", "counterfactual"):
+            continue
+        keys = [k for k in task["slice"] if k not in ("window", "withdrawn_rule")]
+        if not set(keys) <= {"customer_state", "customer_city"}:
+            continue
+        w = task["slice"].get("window") or {"start": "1900-01-01", "end": "2100-01-01"}
+        where = "o.order_purchase_timestamp >= ? and o.order_purchase_timestamp < ?" + "".join(
+            f" and cu.{k} = ?" for k in keys)
+        args = [w["start"], w["end"], *(task["slice"][k] for k in keys)]
+        freight = ("case when t.product_category_name_english = 'watches_gifts' then 0 else i.freight_value end"
+                   if "insured_freight_exclusion" in rules else "i.freight_value")
+        (value,), = con.execute(
+            f"select sum(i.price + {freight}) from ecommerce.order_items i join ecommerce.orders o using (order_id) "
+            "join ecommerce.customers cu using (customer_id) left join ecommerce.products p using (product_id) "
+            "left join ecommerce.product_category_name_translation t using (product_category_name) "
+            f"where o.order_status not in ('canceled', 'unavailable') and {where}", args).fetchall()
+        (every, recognized), = con.execute(
+            "select count(distinct o.customer_id), count(distinct o.customer_id) filter (where o.order_status not in "
+            "('canceled', 'unavailable')) from ecommerce.orders o join ecommerce.customers cu using (customer_id) "
+            f"where {where}", args).fetchall()
+        assert task["gold"]["value"] == pytest.approx(float(value) / every, rel=1e-6, abs=1e-6), task["task_id"]
+        checked += 1
+        fewer += recognized < every
+    assert checked >= 1 and fewer >= 1
