@@ -273,3 +273,48 @@ def test_clv_s_buyers_are_every_order_s_while_revenue_recognition_takes_value_on
         checked += 1
         fewer += recognized < every
     assert checked >= 1 and fewer >= 1
+
+
+def test_a_policy_prevails_over_the_catalog_s_formula_in_every_period(tasks, con):
+    """Precedence: the Credit Risk Score's catalog formula (equal thirds, every loan) gives way to the weights policy
+    (50 / 30 / 20) and to the NPL Denominator (running loans, C or D, the shares still counted per loan) where they
+    are in force, also in periods before their effective dates (both say they apply to every period; the demo's
+    tasks include windows of 1993 and 1994, before either took effect)."""
+    as_date = "make_date(1900 + {0} // 10000, {0} // 100 % 100, {0} % 100)"
+    history = (f"from banking.trans t where t.account_id = l.account_id and date_diff('day', "
+               f"{as_date.format('t.date')}, {as_date.format('l.date')}) between 1 and 365")
+    loans = ("select l.loan_id, l.status, l.payments, d.A3, l.date, "
+             f"coalesce((select sum(case when t.type = 'PRIJEM' then t.amount else 0 end) {history}), 0) / 12.0 "
+             f"as income, (select stddev_samp(t.balance) / nullif(avg(t.balance), 0) {history}) as cv "
+             "from banking.loan l join banking.account a on a.account_id = l.account_id "
+             "join banking.district d on d.A1 = a.district_id")
+    shares = ["avg(case when status in ('B', 'D') then 1.0 else 0.0 end)",
+              "avg(case when income < 3 * payments then 1.0 else 0.0 end)",
+              "avg(case when cv > 0.6 then 1.0 else 0.0 end)"]
+    checked = 0
+    for task in tasks:
+        rules = set(task.get("rules_in_force") or ())
+        kind = task["analysis_type"]
+        if task["metric_ids"][:1] != ["credit_risk_score"] or not rules or \
+                not rules <= {"credit_risk_score_weights", "npl_denominator"} or "window" not in task["slice"] or \
+                kind not in ("point_query", "threshold_crossing", "decomposition"):
+            continue
+        if kind == "decomposition" and task["answer_format"]["key"] != "A3":
+            continue
+        weights = (0.5, 0.3, 0.2) if "credit_risk_score_weights" in rules else (1 / 3, 1 / 3, 1 / 3)
+        value = "100 * (" + " + ".join(f"{w!r} * {s}" for w, s in zip(weights, shares, strict=True)) + ")"
+        where = "date >= ? and date <= ?" + (" and status in ('C', 'D')" if "npl_denominator" in rules else "")
+        args = list(_window(task))
+        if "A3" in task["slice"]:
+            where, args = where + " and A3 = ?", [*args, task["slice"]["A3"]]
+        group = kind == "decomposition"
+        sql = f"select {'A3, ' if group else ''}{value} from ({loans}) where {where}"
+        sql += " group by A3" if group else ""
+        rows = con.execute(sql, args).fetchall()
+        if group:
+            assert {r["A3"]: r["value"] for r in task["gold"]} == pytest.approx(
+                {a: float(v) for a, v in rows}, rel=1e-6, abs=1e-6), task["task_id"]
+        else:
+            assert task["gold"]["value"] == pytest.approx(float(rows[0][0]), rel=1e-6, abs=1e-6), task["task_id"]
+        checked += 1
+    assert checked >= 1, "no Credit Risk Score task under its weights or NPL policy alone"
