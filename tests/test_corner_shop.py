@@ -87,6 +87,7 @@ def test_the_card_lists_the_rule_that_changes_nothing(shop):
 
 def test_kb_states_the_period_of_each_metric(shop):
     _, _, _, out = shop
-    text = (out / "kb" / "metrics.md").read_text(encoding="utf-8")
+    (path,) = (out / "kb").glob("*/metrics.md")  # one domain, one folder of its own
+    text = path.read_text(encoding="utf-8")
     assert "- Period: `ordered_at` — The day the order was placed." in text
     assert "- Row grain: orders" in text

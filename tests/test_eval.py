@@ -161,7 +161,7 @@ def test_no_rule_condition_hides_rule_documents_and_scores_against_base(bundle, 
 
 def test_oracle_condition_gives_the_task_rule_documents(bundle, tasks):
     task = next(t for t in tasks if len(t["rule_ids"]) >= 2)
-    titles = [(bundle / "kb" / "rules" / f"{r}.md").read_text(encoding="utf-8").splitlines()[0]
+    titles = [(bundle / "kb" / task["domain"] / "rules" / f"{r}.md").read_text(encoding="utf-8").splitlines()[0]
               for r in task["rule_ids"]]
     with Agent(LLM("test-model"), bundle, Settings("ollama:test-model", condition="oracle")) as oracle:
         prompt = oracle.task_prompt(task)
@@ -243,3 +243,17 @@ def test_a_run_survives_every_query_that_crashed_it_and_no_session_state_crosses
     assert first[4].startswith("error: refused: the SQL is ") and "characters, at most 50,000" in first[4]
     assert first[6] == seeded[0]  # within a task the seed holds
     assert tool_outputs(tasks[1]) != [seeded[1]]  # the next task starts on a fresh connection
+
+
+def test_the_agent_searches_the_knowledge_base_of_its_task_s_domain(bundle, tasks):
+    """Issue 26: a banking task's search_kb reads kb/banking/ only: the marketplace's "Small-Sample Suppression"
+    (50 records) is not found beside the bank's "Small Sample Suppression" (10 accounts)."""
+    with Agent(LLM("test-model"), bundle, Settings("ollama:test-model")) as agent:
+        for domain in ("banking", "ecommerce"):
+            task = next(t for t in tasks if t["domain"] == domain)
+            kb = agent.kb_of(task)
+            assert {p.source for p in kb.passages} == {
+                p.relative_to(bundle / "kb" / domain).as_posix() for p in (bundle / "kb" / domain).rglob("*.md")}
+            found = {p.source for p, _ in kb.search("Small-Sample Suppression 50 records", k=20)}
+            assert ("rules/small_sample_suppression.md" in found) == (domain == "ecommerce"), found
+            assert ("rules/small_segment_suppression.md" in found) == (domain == "banking"), found

@@ -24,12 +24,23 @@ def tasks(demo_bundle) -> list[dict]:
     return [json.loads(line) for line in (out / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
+def metric_sections(out, domain: str | None = None) -> list[str]:
+    """The metric entries (`## <label>` with a Formula line) of kb/<domain>/metrics.md, of every domain when None."""
+    paths = sorted((out / "kb").glob(f"{domain or '*'}/metrics.md"))
+    sections = [s for p in paths for s in p.read_text(encoding="utf-8").split("\n## ")[1:]]
+    return [s for s in sections if "\n- Formula: " in s]
+
+
 def test_bundle_layout(demo_bundle, demo_catalog):
     out, _ = demo_bundle
     assert sorted(p.name for p in out.iterdir()) == [".dptool", "bundle.json", "card.md", "graph.json", "kb",
                                                     "tasks.jsonl", "warehouse.duckdb"]
-    assert (out / "kb" / "metrics.md").is_file()
-    assert sorted(p.stem for p in (out / "kb" / "rules").glob("*.md")) == sorted(demo_catalog.rules)
+    # one knowledge base per domain (issue 26): each domain's catalog and policies apart
+    assert sorted(p.name for p in (out / "kb").iterdir()) == demo_catalog.domains == ["banking", "ecommerce"]
+    for domain in demo_catalog.domains:
+        assert (out / "kb" / domain / "metrics.md").is_file()
+        assert sorted(p.stem for p in (out / "kb" / domain / "rules").glob("*.md")) == \
+            sorted(r.id for r in demo_catalog.rules.values() if r.domain == domain)
     assert not list(out.parent.glob(".bundle.tmp-*")), "the temp folder of the atomic write is left behind"
 
 
@@ -314,7 +325,7 @@ def test_composite_gold_models_route_each_rule_to_its_component(demo_project, ta
 
 def test_every_metric_of_the_kb_says_its_period_and_grain(demo_bundle, demo_catalog):
     out, _ = demo_bundle
-    sections = (out / "kb" / "metrics.md").read_text(encoding="utf-8").split("\n## ")[1:]
+    sections = metric_sections(out)
     assert len(sections) == len(demo_catalog.metrics)
     for section in sections:
         lines = section.splitlines()
@@ -335,14 +346,14 @@ def test_the_kb_names_every_policy_that_governs_each_metric(demo_bundle, demo_ca
     """A question that names no policy applies all that govern the metric: the kb lists them, a composite's
     with those of its components (an analyst's check found a gold applying a rule no kb text tied to it)."""
     out, _ = demo_bundle
-    sections = (out / "kb" / "metrics.md").read_text(encoding="utf-8").split("\n## ")[1:]
-    by_label = {s.splitlines()[0]: s for s in sections}
     for metric in demo_catalog.metrics.values():
+        by_label = {s.splitlines()[0]: s for s in metric_sections(out, metric.domain)}
         (line,) = [x for x in by_label[metric.label].splitlines() if x.startswith("- Policies: ")]
         listed = set(re.findall(r"`rules/(\w+)\.md`", line))
         assert listed == {r.id for r in demo_catalog.governing_rules(metric.id)}, metric.id
-        for rule_id in listed:
-            assert (out / "kb" / "rules" / f"{rule_id}.md").is_file()
+        for rule_id in listed:  # cited by its path in the metric's own domain's kb
+            assert (out / "kb" / metric.domain / "rules" / f"{rule_id}.md").is_file()
+    by_label = {s.splitlines()[0]: s for s in metric_sections(out, "ecommerce")}
     odr = next(x for x in by_label["Order Defect Rate"].splitlines() if x.startswith("- Policies: "))
     assert "Delivery SLA Grace Period (`rules/delivery_sla_grace_period.md`, through Late Delivery Rate)" in odr
 

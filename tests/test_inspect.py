@@ -9,6 +9,7 @@ Each of its outputs carries a usage: without one, mockllm counts tokens with tik
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +168,27 @@ def test_a_log_of_another_task_is_refused_in_one_line(tmp_path):
     proc = run_cli("inspect-import", logs[0].location, "--out", str(tmp_path / "run"))
     assert proc.returncode == 1 and proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
     assert "not a log of the dptool task" in proc.stderr and not (tmp_path / "run").exists()
+
+
+def test_a_sample_searches_only_its_own_domain_s_knowledge_base(bundle, tmp_path):
+    """Issue 26: an inspect sample's search_kb reads kb/<its domain>/, so a banking task never finds the
+    marketplace's "Small-Sample Suppression" (50 records)."""
+    tasks = load_tasks(bundle)
+    picked = [next(t for t in tasks if t["domain"] == d) for d in ("banking", "ecommerce")]
+
+    def outputs(messages, tools, tool_choice, config) -> ModelOutput:
+        if not [m for m in messages if m.role == "tool"]:
+            return _usage(ModelOutput.for_tool_call("mockllm/model", "search_kb",
+                                                    {"query": "Small-Sample Suppression 50 records", "k": 20}))
+        return _usage(ModelOutput.from_content("mockllm/model", "<answer>{}</answer>"))
+
+    task = benchmark(bundle=str(bundle), tasks=",".join(t["task_id"] for t in picked))
+    log, = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=outputs), log_dir=str(tmp_path / "logs"),
+                        display="none")
+    assert log.status == "success", log.error
+    for sample in log.samples:
+        domain = next(t["domain"] for t in picked if t["task_id"] == sample.id)
+        (reply,) = [m.text for m in sample.messages if m.role == "tool"]
+        paths = set(re.findall(r"^\[([^\]]+?) — ", reply, flags=re.MULTILINE))
+        assert paths and all((bundle / "kb" / domain / p).is_file() for p in paths), (domain, paths)
+        assert ("rules/small_sample_suppression.md" in paths) == (domain == "ecommerce")

@@ -110,3 +110,24 @@ def test_a_huge_query_is_cut_to_its_first_words_and_says_so(kb_folder):
                      "search with a few words)")
     assert "[rules/outlier_exclusion.md" in out  # the first words still find their passage
     assert not kb.run("delivery outlier").startswith("(the query was cut")
+
+
+def test_a_kb_of_one_folder_per_domain_gives_each_domain_its_own(tmp_path):
+    """Issue 26: kb/<domain>/ per domain; a kb/ with metrics.md at its top (a bundle of before) serves every domain."""
+    from dptool.evaluate.kb import domain_folder, domain_folders
+
+    for domain, title in (("banking", "Small Sample Suppression"), ("ecommerce", "Small-Sample Suppression")):
+        (tmp_path / "kb" / domain / "rules").mkdir(parents=True)
+        (tmp_path / "kb" / domain / "rules" / "suppression.md").write_text(f"# {title}\n\nSmall groups suppressed.\n")
+        (tmp_path / "kb" / domain / "metrics.md").write_text("# Metric catalog\n")
+    kb = tmp_path / "kb"
+    assert domain_folders(kb) == {"banking": kb / "banking", "ecommerce": kb / "ecommerce"}
+    assert domain_folder(kb, "banking") == kb / "banking"
+    hits = KnowledgeBase(domain_folder(kb, "banking")).search("small sample suppression")
+    assert [p.title for p, _ in hits] == ["Small Sample Suppression"]
+    with pytest.raises(DptoolError, match="no knowledge base for the domain 'shop'"):
+        domain_folder(kb, "shop")
+    (tmp_path / "flat").mkdir()
+    (tmp_path / "flat" / "metrics.md").write_text("# Metric catalog\n")
+    assert domain_folders(tmp_path / "flat") == {None: tmp_path / "flat"}
+    assert domain_folder(tmp_path / "flat", "shop") == tmp_path / "flat"

@@ -159,7 +159,7 @@ async def drive(params: StdioServerParameters, answers: dict[str, object], *, st
                                         ("search_kb", {"query": "policy excluded"}),
                                         ("get_model_details", {"name": table.split(".")[1]})):
                     reply = text_of(await call(session, name, arguments))
-                    log["independent"].setdefault((name, json.dumps(arguments)), set()).add(reply)
+                    log["independent"].setdefault((name, json.dumps(arguments)), {})[handed["task_id"]] = reply
             result = await call(session, "submit_answer", {"task_id": handed["task_id"],
                                                            "answer": answers[handed["task_id"]]})
             assert not result.is_error, text_of(result)
@@ -251,9 +251,16 @@ def test_no_reply_of_a_session_reveals_a_task_s_answer_sql_or_rule_scope(selecte
         for name, text in flow + [("static", static)]:
             found = [p.pattern for p in flow_secrets(task, hint, numbers=name != "static") if p.search(text)]
             assert not found, (task["task_id"], name, found, text[:300])
-    # and no other tool's reply depends on which task is open
+    # and no other tool's reply depends on which task is open, but for its domain: the kb tools read the open
+    # task's domain's knowledge base (issue 26), the warehouse tools read the same tables whatever the task
+    domain_of = {t["task_id"]: t["domain"] for t in selected}
     for (name, arguments), replies in log["independent"].items():
-        assert len(replies) == 1, (name, arguments)
+        by_domain: dict[str, set[str]] = {}
+        for task_id, reply in replies.items():
+            by_domain.setdefault(domain_of[task_id], set()).add(reply)
+        assert all(len(r) == 1 for r in by_domain.values()), (name, arguments)
+        if name in ("get_all_models", "get_model_details"):
+            assert len(set(replies.values())) == 1, (name, arguments)
     assert sum(1 for key in log["independent"] if key[0] == "get_model_details") > 1
 
 
@@ -468,3 +475,54 @@ def test_the_environment_s_tools_on_a_small_bundle(tiny_bundle):
                 ("next_task", {}, "error: unknown tool 'next_task'")]:
             reply = env.call(tool, arguments)
             assert reply.error and reply.text.startswith(message), (tool, reply.text)
+
+
+# ---------------------------------------------------------------------------------------------------
+# one knowledge base per domain (issue 26): the bank's "Small Sample Suppression" (10 accounts) and the marketplace's
+# "Small-Sample Suppression" (50 records) are no longer one search away from each other
+
+SUPPRESSION_QUERIES = ("Small-Sample Suppression 50 records", "Small Sample Suppression minimum accounts",
+                       "suppression LGPD customer statistics threshold")
+
+
+def sources(reply: str) -> set[str]:
+    """The document paths a search_kb reply heads its passages with."""
+    return set(re.findall(r"^\[([^\]]+?) — ", reply, flags=re.MULTILINE))
+
+
+def test_a_search_from_a_banking_task_never_returns_an_ecommerce_document(bundle, tmp_path):
+    tasks = load_tasks(bundle)
+    picked = [next(t for t in tasks if t["domain"] == d) for d in ("banking", "ecommerce")]
+    docs = {d: {p.relative_to(bundle / "kb" / d).as_posix() for p in (bundle / "kb" / d).rglob("*.md")}
+            for d in ("banking", "ecommerce")}
+
+    async def session():
+        seen = {}
+        params = serve_params(bundle, tmp_path / "run", "--tasks", ",".join(t["task_id"] for t in picked))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            for _ in picked:
+                handed = json.loads(text_of(await s.call_tool("next_task", {})))
+                replies = [text_of(await s.call_tool("search_kb", {"query": q, "k": 20})) for q in SUPPRESSION_QUERIES]
+                ours = await s.call_tool("get_kb_document", {"path": "rules/small_sample_suppression.md"})
+                listed = text_of(await s.call_tool("list_metrics", {}))
+                seen[handed["task_id"]] = (replies, ours, listed)
+                await s.call_tool("submit_answer", {"task_id": handed["task_id"], "answer": "{}"})
+        return seen
+
+    seen = anyio.run(session)
+    banking, ecommerce = (seen[t["task_id"]] for t in picked)
+    for replies, _, _ in (banking, ecommerce):
+        assert all(sources(r) for r in replies)
+    found = {name: set().union(*(sources(r) for r in got[0])) for name, got in (("banking", banking),
+                                                                               ("ecommerce", ecommerce))}
+    assert found["banking"] <= docs["banking"] and found["ecommerce"] <= docs["ecommerce"], found
+    assert "rules/small_segment_suppression.md" in found["banking"]
+    assert "rules/small_sample_suppression.md" in found["ecommerce"]
+    assert not any("50 records" in r for r in banking[0])
+    # the marketplace's document is not the bank's to read; in a marketplace task it is
+    assert banking[1].is_error and "rules/small_segment_suppression.md" in text_of(banking[1])
+    assert not ecommerce[1].is_error and "50" in text_of(ecommerce[1])
+    for (_, _, listed), domain in ((banking, "banking"), (ecommerce, "ecommerce")):
+        rows = listed.splitlines()[1:-1]
+        assert rows and {row.split(" | ")[1] for row in rows} == {domain}

@@ -1,4 +1,5 @@
-"""The built-in agent of `dptool eval`: an Ollama chat loop with two tools, run_sql and search_kb.
+"""The built-in agent of `dptool eval`: an Ollama chat loop with two tools, run_sql and search_kb (the knowledge
+base of the task's domain, kb/<domain>/).
 
 As in DI-Bench §4.1: the schema in the system prompt, temperature 0 (the client's default), at most
 20 turns (LLM calls) per task, the answer taken from <answer>…</answer>. Conditions as in Table 5:
@@ -24,7 +25,7 @@ from pathlib import Path
 from string import Template
 
 from dptool.errors import DptoolError
-from dptool.evaluate.kb import KnowledgeBase
+from dptool.evaluate.kb import KnowledgeBase, domain_folder
 from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
 from dptool.evaluate.score import load_tasks
 from dptool.evaluate.select import Selection
@@ -108,7 +109,9 @@ class Agent:
         self.sandbox = Sandbox(self.bundle / "warehouse.duckdb", timeout=settings.sql_timeout,
                                max_rows=settings.max_rows, memory_mb=settings.sql_memory_mb)
         no_rule = settings.condition == "no-rule"
-        self.kb = KnowledgeBase(self.bundle / "kb", only=("metrics.md",) if no_rule else None)
+        self._kb_only = ("metrics.md",) if no_rule else None
+        self._kbs: dict[Path, KnowledgeBase] = {}
+        self.kb: KnowledgeBase | None = None  # the open task's domain's (see solve)
         self.system = Template(self.prompts["system"]).substitute(
             max_rows=settings.max_rows, schema=self.sandbox.schema(),
             condition=self.prompts["conditions"][settings.condition].strip(),
@@ -123,11 +126,19 @@ class Agent:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def kb_of(self, task: dict) -> KnowledgeBase:
+        """The knowledge base of the task's domain (kb/<domain>/), read once per domain."""
+        folder = domain_folder(self.bundle / "kb", task.get("domain"))
+        if folder not in self._kbs:
+            self._kbs[folder] = KnowledgeBase(folder, only=self._kb_only)
+        return self._kbs[folder]
+
     def task_prompt(self, task: dict) -> str:
         """The user message of a task: the question, the rule documents (oracle) and the answer format."""
         rules = ""
         if self.settings.condition == "oracle" and task.get("rule_ids"):
-            docs = [(self.bundle / "kb" / "rules" / f"{r}.md") for r in task["rule_ids"]]
+            folder = domain_folder(self.bundle / "kb", task.get("domain"))
+            docs = [(folder / "rules" / f"{r}.md") for r in task["rule_ids"]]
             missing = [str(d) for d in docs if not d.is_file()]
             if missing:
                 raise DptoolError(f"{missing[0]}: rule document of {task['task_id']} not found (oracle condition)")
@@ -156,6 +167,8 @@ class Agent:
             return self.sandbox.run(sql) if isinstance(sql, str) else "error: run_sql needs a 'sql' string argument"
         if name == "search_kb":
             query = arguments.get("query")
+            if self.kb is None:
+                return "error: search_kb reads the knowledge base of a task's domain, and no task is open"
             return self.kb.run(query) if isinstance(query, str) else \
                 "error: search_kb needs a 'query' string argument"
         return f"error: unknown tool {name!r}; the tools are run_sql and search_kb"
@@ -165,6 +178,7 @@ class Agent:
         messages = [{"role": "system", "content": self.system},
                     {"role": "user", "content": self.task_prompt(task)}]
         self.sandbox.new_session()  # nothing a query of the last task did is seen by this one
+        self.kb = self.kb_of(task)  # search_kb reads the task's own domain: another's policies are not its
         answer, stop, turns, tool_calls, sql_errors = None, "max_turns", 0, 0, 0
         started = time.monotonic()
         before = self.llm.usage.get(STAGE)

@@ -4,9 +4,11 @@
 arguments, as dbt-mcp names the same job, so an agent built on dbt-mcp runs unchanged where it can:
 `execute_sql(sql)` runs one read-only query on the bundle's warehouse through the sandbox (its limits, its one-line
 errors); `get_all_models` and `get_model_details(name)` show the tables and their columns; `list_metrics(search)`
-the metric catalog of kb/metrics.md. The knowledge base has dptool's own: `search_kb(query)` (BM25, as `eval`'s
-agent has it) and `get_kb_document(path)`. A tool's reply is computed from the warehouse, kb/ and the agent's own
-arguments, never from a task, so no tool can tell an agent which task is open, let alone its answer.
+the metric catalog (metrics.md). The knowledge base has dptool's own: `search_kb(query)` (BM25, as `eval`'s agent
+has it) and `get_kb_document(path)`. The kb tools read the open task's domain only (kb/<domain>/: its catalog and
+policies; all of kb/ while no task is open), so a policy of another domain with the same name is never found. A
+tool's reply is computed from the warehouse, that kb and the agent's own arguments, never from the task itself, so
+no tool can tell an agent more of the open task than its domain, let alone its answer.
 
 `ServedRun` is the task flow: `next_task` hands out a task's id, question and answer format, nothing else;
 `submit_answer(task_id, answer)` takes the answer. Every call is recorded in the attempt it belongs to, into a run
@@ -32,7 +34,7 @@ from sqlglot import exp
 from dptool.bundle import fingerprint
 from dptool.errors import DptoolError
 from dptool.evaluate.agent import append_answer, format_hint, load_prompts
-from dptool.evaluate.kb import DEFAULT_K, KnowledgeBase
+from dptool.evaluate.kb import DEFAULT_K, KnowledgeBase, domain_folders
 from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
 from dptool.llm.client import PROMPTS
 
@@ -63,13 +65,13 @@ TOOLS: dict[str, ToolSpec] = {
         "Describe one warehouse table: its columns with their types, and its row count.",
         {"name": "The table, as schema.table (or the table name alone when no other schema has it)."}),
     "list_metrics": ToolSpec(
-        "The metric catalog (kb/metrics.md): every metric's name, domain, unit and formula; with `search`, the "
-        "full entry of each metric whose name contains one of the words (period, row grain, policies, "
-        "description).",
+        "The metric catalog (metrics.md of the open task's domain): every metric's name, domain, unit and formula; "
+        "with `search`, the full entry of each metric whose name contains one of the words (period, row grain, "
+        "policies, description).",
         {"search": "Optional: part of a metric name, or a list of them; case does not matter."}),
     "search_kb": ToolSpec(
-        "Search the knowledge base (the metric catalog and the company's business-rule documents) with BM25; "
-        "returns the best matching passages, each headed by its document's path.",
+        "Search the knowledge base of the open task's domain (its metric catalog and business-rule documents) "
+        "with BM25; returns the best matching passages, each headed by its document's path.",
         {"query": "Words to look for, e.g. a metric name or a rule topic.",
          "k": f"How many passages to return (1 to {MAX_K}; default {DEFAULT_K})."}),
     "get_kb_document": ToolSpec(
@@ -170,32 +172,55 @@ class Metric:
 
 
 def read_metrics(kb: Path) -> list[Metric]:
-    """The metric catalog: every `## Name` entry of every metrics.md under kb/, in file order."""
+    """The metric catalog: every `## Name` entry (with a `- Formula:` line) of every metrics.md under kb/, in file
+    order."""
     out = []
     for path in sorted(kb.rglob("metrics.md")):
         source = path.relative_to(kb).as_posix()
         for block in re.split(r"^## ", path.read_text(encoding="utf-8"), flags=re.MULTILINE)[1:]:
             name, _, body = block.partition("\n")
             facts = dict(m.groups() for m in re.finditer(r"^- ([A-Z][\w ]*): (.*)$", body, flags=re.MULTILINE))
-            out.append(Metric(name.strip(), facts, f"## {block.strip()}", source))
+            if "Formula" in facts:  # a metric's entry; the Conventions section is none
+                out.append(Metric(name.strip(), facts, f"## {block.strip()}", source))
     return out
 
 
 @dataclass(frozen=True)
-class Knowledge:
-    """What the tools know of a bundle besides its SQL: the tables, the kb (searched and by document), the catalog."""
+class Shelf:
+    """One knowledge base the kb tools read: its passages (searched), its documents by path, its metric catalog."""
 
-    tables: dict[str, Table]
     kb: KnowledgeBase
     documents: dict[str, Path]
     metrics: list[Metric]
 
     @classmethod
+    def read(cls, folder: Path) -> Shelf:
+        return cls(KnowledgeBase(folder), {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*.md"))},
+                   read_metrics(folder))
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """What the tools know of a bundle besides its SQL: the tables, and the kb of each domain (kb/<domain>/: searched,
+    by document, its catalog); `shelves[None]` is all of kb/, read while no task is open (paths then start with the
+    domain). A bundle whose kb/ is one folder for every domain has only `shelves[None]`."""
+
+    tables: dict[str, Table]
+    shelves: dict[str | None, Shelf]
+
+    @classmethod
     def read(cls, bundle: Path) -> Knowledge:
         kb = bundle / "kb"
         tables = read_tables(bundle / "warehouse.duckdb")  # first: a bundle without a warehouse is said so
-        return cls(tables, KnowledgeBase(kb), {p.relative_to(kb).as_posix(): p for p in sorted(kb.rglob("*.md"))},
-                   read_metrics(kb))
+        shelves = {None: Shelf.read(kb)}
+        shelves.update({d: Shelf.read(f) for d, f in domain_folders(kb).items() if d is not None})
+        return cls(tables, shelves)
+
+    def shelf(self, domain: str | None) -> Shelf | None:
+        """The kb a task of `domain` reads (None: no task open); None when the bundle has none for that domain."""
+        if domain is None or len(self.shelves) == 1:
+            return self.shelves[None]
+        return self.shelves.get(domain)
 
 
 class Environment:
@@ -205,12 +230,15 @@ class Environment:
     session (a task's queries leave nothing for the next). Calls are serialized: the sandbox runs one query at a time.
     """
 
-    def __init__(self, bundle: str | Path, limits: Limits = Limits(), knowledge: Knowledge | None = None):
-        """`knowledge`: the bundle's, read once for several environments (one per inspect sample); else read here."""
+    def __init__(self, bundle: str | Path, limits: Limits = Limits(), knowledge: Knowledge | None = None,
+                 domain: str | None = None):
+        """`knowledge`: the bundle's, read once for several environments (one per inspect sample); else read here.
+        `domain`: the domain whose kb the kb tools read (see `set_domain`)."""
         self.bundle = Path(bundle)
         self.limits = limits
-        known = knowledge or Knowledge.read(self.bundle)
-        self.tables, self.kb, self.documents, self.metrics = known.tables, known.kb, known.documents, known.metrics
+        self.knowledge = knowledge or Knowledge.read(self.bundle)
+        self.tables = self.knowledge.tables
+        self.domain = domain
         self._lock = threading.Lock()
         self.sandbox = Sandbox(self.bundle / "warehouse.duckdb", timeout=limits.sql_timeout,
                                max_rows=limits.max_rows, memory_mb=limits.sql_memory_mb)
@@ -227,6 +255,19 @@ class Environment:
     def new_session(self) -> None:
         with self._lock:
             self.sandbox.new_session()
+
+    def set_domain(self, domain: str | None) -> None:
+        """Read the kb of `domain` (kb/<domain>/) from now on: the open task's, so that a search never returns
+        another domain's policy; None (no task open) reads all of kb/."""
+        with self._lock:
+            self.domain = domain
+
+    @property
+    def shelf(self) -> Shelf:
+        shelf = self.knowledge.shelf(self.domain)
+        if shelf is None:
+            raise DptoolError(f"the bundle's kb/ has no folder for the domain {self.domain!r}")
+        return shelf
 
     def schema(self) -> str:
         """The tables, one line each: schema.table(column TYPE, ...) (what get_all_models replies)."""
@@ -278,17 +319,18 @@ class Environment:
         return alone[0] if len(alone) == 1 else None
 
     def _list_metrics(self, search: str | list[str] | None = None) -> Reply:
-        if not self.metrics:
+        metrics = self.shelf.metrics
+        if not metrics:
             return failed("the knowledge base has no metric catalog (metrics.md)")
         if search is None or search == [] or search == "":
             lines = ["name | domain | unit | formula"]
             lines += [" | ".join((m.name, m.facts.get("Domain", ""), m.facts.get("Unit", ""),
-                                  m.facts.get("Formula", ""))) for m in self.metrics]
-            return Reply("\n".join(lines) + f"\n({len(self.metrics)} metrics; list_metrics(search=...) gives an "
+                                  m.facts.get("Formula", ""))) for m in metrics]
+            return Reply("\n".join(lines) + f"\n({len(metrics)} metrics; list_metrics(search=...) gives an "
                                             "entry in full)")
         words = [search] if isinstance(search, str) else search
         words = [w.casefold().strip() for w in words if w.strip()]
-        found = [m for m in self.metrics if any(w in m.name.casefold() for w in words)]
+        found = [m for m in metrics if any(w in m.name.casefold() for w in words)]
         if not found:
             return Reply("no metric name contains " + " or ".join(repr(w) for w in words)
                          + "; list_metrics() lists them all")
@@ -300,16 +342,19 @@ class Environment:
         if len(query) > MAX_QUERY_CHARS:
             return failed(f"search_kb: the query is {len(query):,} characters, at most {MAX_QUERY_CHARS:,}; "
                           "search for a few words")
-        text = self.kb.run(query, k)
+        text = self.shelf.kb.run(query, k)
         return Reply(text, text.startswith("error:"))
 
     def _get_kb_document(self, path: str) -> Reply:
         # looked up among the documents listed at start, never resolved on disk: no path leaves kb/
+        documents = self.shelf.documents
         key = path.strip().lstrip("/")
         key = key[3:] if key.startswith("kb/") else key
-        if key not in self.documents:
-            return failed(f"no kb document {path!r}; the documents are {', '.join(self.documents)}")
-        return Reply(self.documents[key].read_text(encoding="utf-8"))
+        if self.domain is not None and key.startswith(f"{self.domain}/") and key not in documents:
+            key = key[len(self.domain) + 1:]  # the path under kb/ of a document of the task's own domain
+        if key not in documents:
+            return failed(f"no kb document {path!r}; the documents are {', '.join(documents)}")
+        return Reply(documents[key].read_text(encoding="utf-8"))
 
 
 class _BadArgument(Exception):
@@ -434,6 +479,7 @@ class ServedRun:
         self.todo = [(a, t) for a in range(1, epochs + 1) for t in tasks if (t["task_id"], a) not in done]
         self.total = epochs * len(tasks)
         self.open: _Attempt | None = self._reopen()
+        env.set_domain(self.open.task.get("domain") if self.open else None)
         self._lock = threading.RLock()
 
     def _reopen(self) -> _Attempt | None:
@@ -497,6 +543,7 @@ class ServedRun:
                                                                   "attempts); there is nothing more to do"}))
             attempt, task = self.todo.pop(0)
             self.env.new_session()  # nothing a query of the last task did is seen by this one
+            self.env.set_domain(task.get("domain"))  # the kb tools read the task's domain's documents only
             self.open = _Attempt(task, attempt, time.time())
             note = None
         else:
@@ -523,6 +570,7 @@ class ServedRun:
         if size > MAX_ANSWER_CHARS:
             return failed(f"the answer is {size:,} characters, at most {MAX_ANSWER_CHARS:,}"), None
         attempt, self.open = self.open, None
+        self.env.set_domain(None)
         left = len(self.todo)
         text = (f"recorded the answer to {task_id} (attempt {attempt.attempt} of {self.epochs}); "
                 + (f"{left} to go: call next_task" if left else "that was the last: the run is complete"))

@@ -98,11 +98,12 @@ def benchmark(bundle: str, tasks: str | None = None, type: str | None = None, do
 
 @solver
 def dptool_environment(bundle: str, limits: Limits, system: str, knowledge: Knowledge | None = None):
-    """Open the bundle's environment for the sample (its own SQL session): its tools, and the system message that
-    names them."""
+    """Open the bundle's environment for the sample (its own SQL session, the kb of its task's domain): its tools,
+    and the system message that names them."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        env = await anyio.to_thread.run_sync(Environment, bundle, limits, knowledge)
+        domain = (state.metadata or {}).get("domain")
+        env = await anyio.to_thread.run_sync(lambda: Environment(bundle, limits, knowledge, domain=domain))
         _OPEN[state.uuid] = env
         state.messages.insert(0, ChatMessageSystem(content=system))
         state.tools = environment_tools(env)

@@ -1,4 +1,9 @@
-"""The knowledge base of a bundle (kb/**/*.md) as paragraphs, searched with BM25 (rank-bm25)."""
+"""The knowledge base of a bundle (kb/**/*.md) as paragraphs, searched with BM25 (rank-bm25).
+
+A bundle's kb/ holds one folder per domain (kb/<domain>/metrics.md, kb/<domain>/rules/<id>.md): a task is answered
+from its own domain's documents, so two domains' policies of one name never meet in a search. A kb/ with
+metrics.md or rules/ at its top (a bundle written before domains had folders) is one knowledge base for every domain.
+"""
 
 from __future__ import annotations
 
@@ -74,6 +79,23 @@ def paragraphs(source: str, markdown: str) -> list[Passage]:
                 flush()
     flush()
     return out
+
+
+def domain_folders(kb: Path) -> dict[str | None, Path]:
+    """The knowledge base of each domain: {domain: kb/<domain>}, or {None: kb} for a kb/ of one shared folder."""
+    if (kb / "metrics.md").is_file() or (kb / "rules").is_dir():
+        return {None: kb}
+    return {p.name: p for p in sorted(kb.iterdir()) if p.is_dir()} if kb.is_dir() else {}
+
+
+def domain_folder(kb: Path, domain: str | None) -> Path:
+    """The folder a task of `domain` reads: kb/<domain>, or kb/ itself when it is shared by every domain."""
+    folders = domain_folders(kb)
+    if None in folders:
+        return kb
+    if domain not in folders:
+        raise DptoolError(f"{kb}: no knowledge base for the domain {domain!r} (expected {kb / str(domain)}/)")
+    return folders[domain]
 
 
 class KnowledgeBase:

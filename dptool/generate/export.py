@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -106,13 +107,31 @@ def _same_rows(a: list[tuple], b: list[tuple]) -> bool:
 
 
 def write_kb(folder: Path, catalog: Catalog) -> None:
-    """The knowledge base an agent searches: one markdown file per rule, and the metric catalog."""
+    """The knowledge base an agent searches, one folder per domain: kb/<domain>/metrics.md (the metric catalog, its
+    conventions first) and kb/<domain>/rules/<id>.md (one file per rule).
+
+    A folder per domain even when there is one: a task's domain always names the folder its agent reads, and a
+    second domain added to a project moves no document (a path cited in an answer or a report stays right).
+    """
+    for domain in catalog.domains:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", domain):
+            raise DptoolError(f"domain {domain!r}: not a folder name for kb/<domain>/ (letters, digits, '_', '-', "
+                              "'.'); set meta.dptool.domain to such a name")
+        write_domain_kb(folder / domain, catalog, domain)
+
+
+def write_domain_kb(folder: Path, catalog: Catalog, domain: str) -> None:
+    """One domain's knowledge base: its metric catalog (metrics.md) and its rule documents (rules/<id>.md)."""
     rules = folder / "rules"
     rules.mkdir(parents=True)
     for rule_id, rule in sorted(catalog.rules.items()):
-        (rules / f"{rule_id}.md").write_text(f"# {rule.title}\n\n{rule.document.strip()}\n", encoding="utf-8")
-    lines = ["# Metric catalog", "", *METRICS_PREAMBLE, ""]
+        # in every domain whose metrics it modifies: the catalog's Policies lines cite it there
+        if domain in {rule.domain, *(catalog.metrics[m].domain for m in rule.modifies if m in catalog.metrics)}:
+            (rules / f"{rule_id}.md").write_text(f"# {rule.title}\n\n{rule.document.strip()}\n", encoding="utf-8")
+    lines = ["# Metric catalog", "", *METRICS_PREAMBLE, "", *conventions_section(catalog.conventions.get(domain))]
     for _, m in sorted(catalog.metrics.items()):
+        if m.domain != domain:
+            continue
         tables = ", ".join(sorted(catalog.tables[t].name for t in m.tables))
         lines += [
             f"## {m.label}",
@@ -161,6 +180,58 @@ METRICS_PREAMBLE = (
     "policy that governs the metric (a composite's include those of its components): a question that names",
     "no policy applies all of them.",
 )
+
+
+# How every gold answer of the bundle is computed, stated where an analyst looks first; each item is checked against
+# recomputed golds (tests/test_conventions.py). A domain adds its own under "In this domain" (Catalog.conventions).
+CONVENTION_ITEMS = {
+    "Precedence": (
+        "A policy that changes a metric prevails over the catalog's formula: the `Formula` of an entry is the metric "
+        "before any policy, and a question that names no policy applies every policy listed under `Policies`. A "
+        "policy applies from its effective date (by the date it names, else the metric's `Period` date) unless it "
+        "says otherwise; a policy that says it applies to every period applies to periods before its effective date "
+        "too, even when that date lies after the data."),
+    "Period membership and bounds": (
+        "A month, quarter, half or year is a calendar period, both ends included: a row is in it when its `Period` "
+        "date falls on or after the first day and on or before the last day (any time of that day). Over the whole "
+        "history means every row, whatever its date."),
+    "Held in a period": (
+        "The period selects a metric's rows by their `Period` date and by nothing else. What a row holds is read "
+        "as the data records it, whenever it is dated: a product held on an account (a card, a loan, a standing "
+        "order) counts as held even when it was issued or granted after the period's end, and a status or a history "
+        "(a loan's status, a seller's reviews) is the one on record, not the one at the period's end."),
+    "Trend direction and total change": (
+        "A month-by-month trend has one value per calendar month with a value; a month without one (no rows, or "
+        "removed by a policy) is left out, and the other months keep their calendar places. The direction is that "
+        "of the least-squares line through the monthly values (flat when the line changes by less than 5% of the "
+        "average monthly value from the first month to the last). The total change is from the actual value of "
+        "the first month to the actual value of the last month with a value (never the fitted line): "
+        "(last - first) / |first| x 100. The peak is the month with the highest value."),
+    "Percent change of a share": (
+        "A change in percent is relative, for a share too: a share that goes from 40% to 44% changed by +10%, not by "
+        "4 percentage points."),
+    "Day counting": (
+        "Days are calendar days between dates (the time of day does not count). The N days before a date are the "
+        "N days ending the day before it: the date itself is not one of them (the 365 days before a loan's grant "
+        "date exclude the grant day). Counted from a date, that date is day 0."),
+    "Blank versus NULL categories": (
+        "A blank category (a single space, ' ') and a missing one (NULL) are different values: a breakdown or a "
+        "ranking shows each as its own group (NULL as null), and neither is a category that a formula or a policy "
+        "names."),
+    "Ties": (
+        "A ranking orders groups by value, highest first; equal values are ordered by the group's name, ascending, "
+        "and a group without a value comes last; the top k are the first k in that order."),
+}
+
+
+def conventions_section(domain_conventions: str | None = None) -> list[str]:
+    """## Conventions of metrics.md: CONVENTION_ITEMS, then the domain's own (`Catalog.conventions`)."""
+    lines = ["## Conventions", "", "How every answer in this knowledge base is computed, unless a metric's entry or a "
+             "policy says otherwise.", ""]
+    lines += [f"- **{name}.** {text}" for name, text in CONVENTION_ITEMS.items()]
+    if domain_conventions:
+        lines += ["", "### In this domain", "", domain_conventions.strip()]
+    return lines + [""]
 
 
 def period_line(metric, catalog: Catalog) -> str:

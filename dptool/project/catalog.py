@@ -100,6 +100,9 @@ class Catalog:
     metrics: dict[str, Metric] = field(default_factory=dict)
     rules: dict[str, Rule] = field(default_factory=dict)
     semantic: Any = None  # dptool.project.semantic.SemanticLayer: what the dbt semantic layer gave, and what it skipped
+    # a domain's own conventions for kb/<domain>/metrics.md: the docs block `dptool_conventions__<domain>` (or
+    # `dptool_conventions`, for every domain), as the project writes it
+    conventions: dict[str, str] = field(default_factory=dict)
 
     # rows behind each dimension (set once the data is profiled): when two tables under a metric have a
     # dimension column of the same name (Berka's `date` on account, trans and loan), the metric model's
@@ -167,6 +170,7 @@ class Catalog:
             joins=[j for j in self.joins if j.from_table in tables and j.to_table in tables],
             metrics={k: m for k, m in self.metrics.items() if m.domain == domain},
             rules={k: r for k, r in self.rules.items() if r.domain == domain},
+            conventions={k: v for k, v in self.conventions.items() if k == domain},
         )
 
     @property
@@ -212,7 +216,20 @@ def load_catalog(manifest: dict, manifest_path: str = "manifest.json",
             _load_rule(catalog, uid, macro, docs, rule_documents or {})
     _check_references(catalog, manifest, manifest_path)
     _check_labels(catalog, manifest)
+    _load_conventions(catalog, docs)
     return catalog
+
+
+CONVENTIONS_DOC = "dptool_conventions"
+
+
+def _load_conventions(catalog: Catalog, docs: dict) -> None:
+    """Each domain's conventions: the docs block `dptool_conventions__<domain>`, else `dptool_conventions`."""
+    blocks = {d.get("name"): (d.get("block_contents") or "").strip() for d in docs.values()}
+    for domain in catalog.domains:
+        text = blocks.get(f"{CONVENTIONS_DOC}__{domain}") or blocks.get(CONVENTIONS_DOC)
+        if text:
+            catalog.conventions[domain] = text
 
 
 # What dptool reads of each resource: the hash changes when a declaration, a model's code or a
