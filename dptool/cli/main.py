@@ -76,7 +76,8 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
 
     Run `dbt build` first: dptool reads the built tables to pick slices, compiles one gold model per
     candidate with dbt, runs its SQL on the target, writes the gold models kept under models/dptool_gold/
-    (`dbt build --select tag:dptool_gold` builds and tests them), and writes OUT/ (tasks.jsonl, kb/,
+    (disabled unless the dbt var dptool_gold is true: `dbt build --selector dptool_gold --vars '{dptool_gold: true}'`
+    builds and tests them), and writes OUT/ (tasks.jsonl, kb/,
     warehouse.duckdb, graph.json, card.md).
     """
     from dptool.generate.pipeline import generate as run
@@ -119,10 +120,9 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
         echo_llm_summary(client, result.review)
     if refresh:
         click.echo(f"what changed since {refresh}: {result.bundle / 'refresh.md'}")
-    # --select '*': a default selector (selectors.yml) leaves the gold models out, and docs need their compiled SQL;
-    # --threads 1: see dptool.project.dbt._COMPILING
-    click.echo(f"provenance: cd {Path(project_dir).resolve()} && dbt docs generate --select '*' --threads 1 "
-               f"&& dbt docs serve")
+    # the var enables the gold models, whose pages need their compiled SQL; --threads 1: see dptool.project.dbt
+    click.echo(f"provenance: cd {Path(project_dir).resolve()} && dbt docs generate --vars '{{dptool_gold: true}}' "
+               "--threads 1 && dbt docs serve")
 
 
 def reused_settings(bundle: str, given: dict, on_command_line) -> dict:
@@ -145,11 +145,12 @@ def reused_settings(bundle: str, given: dict, on_command_line) -> dict:
 def init(project_dir, dry_run):
     """Set up a dbt project for dptool: install the dptool dbt package, scaffold commented examples.
 
-    Adds the dbt package shipped with this dptool to packages.yml (a `local:` package), two selectors to
-    selectors.yml (a default one, so that a plain `dbt build` skips the gold models, and `dptool_gold`,
-    which builds them), dptool's generated folders to .gitignore, and new files with commented examples of
-    every declaration. Never rewrites a file of yours: what it cannot add, it says in a note (a default
-    selector of yours, a generate_schema_name of yours). Running it again changes nothing.
+    Adds the dbt package shipped with this dptool to packages.yml (a `local:` package, its path relative to
+    the project), a selector `dptool_gold` to selectors.yml, dptool's generated folders to .gitignore, and new
+    files with commented examples of every declaration. The gold models `dptool generate` writes are disabled
+    unless the dbt var dptool_gold is true: no dbt command of yours builds them, whatever it selects. Never
+    rewrites a file of yours: what it cannot add, it says in a note (a generate_schema_name of yours). Running
+    it again changes nothing.
     """
     from dptool.project.scaffold import init as run
 
@@ -173,8 +174,8 @@ def init(project_dir, dry_run):
     click.echo("  dbt deps")
     click.echo("  dbt build")
     click.echo("  dptool generate")
-    click.echo("  dbt build --selector dptool_gold --threads 1    # the gold models and their rule tests, "
-               "when you want them")
+    click.echo("  dbt build --selector dptool_gold --vars '{dptool_gold: true}' --threads 1    # the gold models "
+               "and their rule tests, when you want them")
 
 
 @main.group()
