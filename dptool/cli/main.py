@@ -24,21 +24,34 @@ from dptool.outdir import BUNDLE, check_file, check_update, write_file
 
 
 class Group(click.Group):
-    """Turns every DptoolError into one line on stderr and exit code 1, never a traceback; a command's usage
-    error (a bad option value) is one line too, with click's exit code 2."""
+    """Turns every DptoolError into one line on stderr and exit code 1, never a traceback; a usage error (a bad
+    option value, of a command or of `dptool` itself) is one line too, with click's exit code 2."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:  # dptool's own options are parsed here, before invoke
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            _usage_error(exc)
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:  # a bad option or argument of a command: one line too, click's exit code
-            where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
-            click.echo(f"error: {exc.format_message()}{where}", err=True)
-            sys.exit(exc.exit_code)
+            _usage_error(exc)
         except DptoolError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
         except KeyboardInterrupt:
             exit_interrupted()  # the run has undone what it wrote
+
+
+def _usage_error(exc: click.UsageError):
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):  # `dptool` or a group alone: its help, as click shows it
+        exc.show()
+        sys.exit(exc.exit_code)
+    where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+    click.echo(f"error: {exc.format_message()}{where}", err=True)
+    sys.exit(exc.exit_code)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
