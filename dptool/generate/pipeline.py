@@ -29,7 +29,7 @@ from dptool.generate.materialize import GOLD_DIR, Built, materialize, write_mode
 from dptool.generate.parity import check_parity
 from dptool.generate.phrase import phrase
 from dptool.generate.probe import probe
-from dptool.generate.profile import profile_dimensions
+from dptool.generate.profile import profile_dimensions, unmatched_conditions
 from dptool.generate.proofs import read_proofs
 from dptool.generate.refresh import diff, markdown, read_tasks, reasked, settings_line
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
@@ -228,7 +228,10 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
     with stage("sample", "profiling dimensions and selecting task skeletons"):
         with Warehouse.of(connection) as wh:
             profiles = profile_dimensions(catalog, wh)
+            conditions = unmatched_conditions(catalog, wh, manifest)
             proofs = read_proofs(manifest, catalog, wh)
+        for line in conditions:
+            echo(f"  {line}")
         if proofs.unchanged:
             echo(f"  note: {len(proofs.unchanged)} rule links change nothing on this data (their catalog-level "
                  "proofs warn; card.md lists them): " + ", ".join(f"{r} -> {m}" for r, m in proofs.unchanged))
@@ -287,7 +290,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                 done.add(_round(project, again, catalog, connection, dialect, progress, reviewer))
         _drop_duplicates(done)
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
-    warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + warnings
+    warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + conditions + warnings
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
         known = knowledge_tasks(catalog)
         for task in known:
