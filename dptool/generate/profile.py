@@ -148,13 +148,14 @@ def unmatched_conditions(catalog: Catalog, warehouse: Warehouse, manifest: dict)
                     found = True
                     break
                 top = exp.select(exp.column(column)).from_(table).where(exp.column(column).is_(exp.null()).not_()) \
-                    .group_by(exp.column(column)).order_by(exp.column(column)).limit(5)
+                    .group_by(exp.column(column)).order_by(exp.column(column)).limit(6)
                 seen += [str(plain(v)) for (v,) in warehouse.query(top.sql(dialect))[1]]
             if not found:
                 node = macros.get(rule.unique_id) or {}
                 path = (node.get("patch_path") or node.get("original_file_path") or "?").split("://")[-1]
                 tables = ", ".join(f"{catalog.tables[d.table].name}.{column}" for d in dims)
                 lines.append(f"warning: {path}: {rule.unique_id}: meta.dptool.rule.applies_when.{column}: {value!r} "
-                             f"is in no row of {tables} (it holds {', '.join(repr(v) for v in seen[:5])}, ...); the "
+                             f"is in no row of {tables} (it holds {', '.join(repr(v) for v in seen[:5])}"
+                             f"{', ...' if len(seen) > 5 else ''}); the "
                              f"rule's condition matches nothing: a typo?")
     return lines
