@@ -230,6 +230,8 @@ def rule_new(rule_id, metrics, rule_type, title, rules_dir, project_dir, dry_run
         click.echo(f"  {note}")
     if not dry_run:
         click.echo("next: make the macro change q, write the document, then `dbt build` and `dptool generate`")
+        click.echo("  (its knowledge tasks ask for the numbers, dates and **bold** terms of the document's `## Rule` "
+                   "section and for the date on its `Effective date` line; a TODO left there gives none)")
 
 
 @main.command("demo-data")

@@ -106,11 +106,17 @@ def _same_rows(a: list[tuple], b: list[tuple]) -> bool:
 
 
 def write_kb(folder: Path, catalog: Catalog) -> None:
-    """The knowledge base an agent searches: one markdown file per rule, and the metric catalog."""
+    """The knowledge base an agent searches: one markdown file per rule, and the metric catalog. Each file is headed
+    by the rule's title, once: a document that starts with it is not given it again."""
     rules = folder / "rules"
     rules.mkdir(parents=True)
     for rule_id, rule in sorted(catalog.rules.items()):
-        (rules / f"{rule_id}.md").write_text(f"# {rule.title}\n\n{rule.document.strip()}\n", encoding="utf-8")
+        text = rule.document.strip()
+        first = text.splitlines()[0] if text else ""
+        if " ".join(first.removeprefix("# ").split()).casefold() != " ".join(rule.title.split()).casefold() \
+                or not first.startswith("# "):
+            text = f"# {rule.title}\n\n{text}"
+        (rules / f"{rule_id}.md").write_text(text + "\n", encoding="utf-8")
     lines = ["# Metric catalog", "", *METRICS_PREAMBLE, ""]
     for _, m in sorted(catalog.metrics.items()):
         tables = ", ".join(sorted(catalog.tables[t].name for t in m.tables))

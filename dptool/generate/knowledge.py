@@ -244,6 +244,21 @@ def _task(domain, question, passage, facts, metric_ids, rule_ids, rule_types, su
     }
 
 
+def knowledge_gaps(catalog: Catalog) -> list[str]:
+    """Why a rule document gives no knowledge task, one line per rule that gets none (none said silently)."""
+    lines = []
+    for rule in sorted(catalog.rules.values(), key=lambda r: r.id):
+        if rule_task(rule, catalog) or effective_date_task(rule, catalog):
+            continue
+        passage = governing_passage(rule.document)
+        why = ("it has no `## Rule` section (the passage a knowledge task asks about)" if not passage else
+               "its `## Rule` section states no number, date or **bold** term to check")
+        when = (f", and no line saying 'effective' names its effective_from {rule.effective_from}"
+                if rule.effective_from else ", and it has no effective_from")
+        lines.append(f"note: rule {rule.id}'s document gives no knowledge task: {why}{when}")
+    return lines
+
+
 def knowledge_tasks(catalog: Catalog) -> list[dict]:
     """Every checkable knowledge task of the rule documents (what each changes, then when it takes effect) and of
     the metric catalog, in id order; no two questions read the same (see `_distinct`)."""

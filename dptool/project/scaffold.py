@@ -24,6 +24,8 @@ GENERATED = ("models/dptool_gold/", "models/dptool_semantic/")
 GOLD = "dptool_gold"  # the gold models' tag, group, custom schema and selector
 # the line that keeps gold models in their schema whatever else a project's generate_schema_name does
 SCHEMA_LINE = "{%- if custom_schema_name == 'dptool_gold' %}{{ return('dptool_gold') }}{% endif -%}"
+# the first line of a rule document `rule new` writes: one still holding it was never written (generate warns)
+SCAFFOLD_TODO = "TODO: write the rule as the business states it"
 RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
 _ID = re.compile(r"[a-z][a-z0-9_]*")
 
@@ -498,9 +500,13 @@ def plan_rule(project_dir: str | Path, rule_id: str, metrics: list[str] | str, r
               f"          type: {rule_type}", "          # effective_from: \"2024-01-01\"",
               f"          modifies: [{', '.join(metrics)}]",
               "          # applies_when: {dimension_column: value}    # a conditional rule's dimension value", ""]
-    body = (f"# {title}\n\nTODO: write the rule as the business states it: what it changes in "
-            f"{' and '.join(metrics)}, for which "
-            "rows, from when, and why. An agent must find this document and apply it to answer correctly.\n")
+    # a knowledge task asks for the facts of the `## Rule` section and for the date on the "Effective date" line
+    # (dptool.generate.knowledge): the scaffold has both, and no fact until they are written
+    body = (f"# {title}\n\n{SCAFFOLD_TODO}: what it changes in {' and '.join(metrics)}, for which rows, from when, "
+            "and why. An agent must find this document and apply it to answer correctly.\n\n"
+            "Effective date: TODO (the day `effective_from` names, its month written out)\n\n"
+            "## Rule\n\nTODO: the rule itself, with its numbers (thresholds, rates, periods): a knowledge task asks "
+            "for the numbers, dates and terms in bold of this section.\n")
     changes = [Change(f"{macro_dir}/{name}.sql", "create", "the rule macro: make it change q", sql),
                Change(f"{macro_dir}/{name}.yml", "create", "its properties (meta.dptool.rule)", "\n".join(props))]
     if described:
