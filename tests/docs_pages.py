@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
 
     project = DbtProject(args.project_dir)
     step("dbt docs generate --select '*'")
-    project.run("docs", "generate", "--select", "*")
+    project.run("docs", "generate", "--select", "*", gold=True)
     work = project.project_dir / "target" / "docs-check"
     work.mkdir(parents=True, exist_ok=True)
     for command in (("answer", str(args.bundle), "--agent", "base-sql", "--out", str(work / "base-sql.jsonl")),
