@@ -10,7 +10,7 @@ DEMO_TARGET ?= 1800
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DO_NOT_TRACK := 1
 
-.PHONY: install demo docs docs-check test test-postgres test-spark test-dbt112 lint bench clean
+.PHONY: install demo docs docs-check readme test test-postgres test-spark test-dbt112 lint bench clean
 
 install: $(STAMP)
 
@@ -38,6 +38,19 @@ docs: $(STAMP)
 docs-check: $(STAMP)
 	test -f bundle/tasks.jsonl || $(MAKE) demo
 	$(BIN)/python -m tests.docs_pages --project-dir . --bundle bundle --out docs/img
+
+# the README's tour (its marked sections) from a real run: `make demo` with its log, recorded into docs/tour.json by
+# tests/readme.py and rendered into README.md, then `make test` (tests/test_readme.py holds README, tour and code to
+# each other) and its counts recorded and rendered too
+readme: $(STAMP)
+	mkdir -p target
+	start=$$(date +%s); $(MAKE) demo > target/readme-demo.log 2>&1 || { tail -20 target/readme-demo.log; exit 1; }; \
+	  echo $$(( $$(date +%s) - start )) > target/readme-demo.seconds
+	$(BIN)/python -m tests.readme record --demo-log target/readme-demo.log --demo-seconds $$(cat target/readme-demo.seconds)
+	$(BIN)/python -m tests.readme render
+	$(MAKE) test > target/readme-test.log 2>&1 || { tail -40 target/readme-test.log; exit 1; }
+	$(BIN)/python -m tests.readme record --test-log target/readme-test.log
+	$(BIN)/python -m tests.readme render
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -10,13 +10,15 @@ docs/tour.json. `render` writes each marked section of README.md from docs/tour.
 
 tests/test_readme.py fails when a section differs from what `render` writes (a number changed by hand), and when
 what the code produces now (the command list, the example task in the test session's bundle, the number of
-tests) is not what docs/tour.json recorded. `make readme` runs the whole of it.
+tests collected) is not what docs/tour.json recorded. `make readme` runs the whole of it: a fresh `make demo` and
+`make test` with their logs, then record and render.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -27,14 +29,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 TOUR = REPO / "docs" / "tour.json"
 README = REPO / "README.md"
-SECTION = re.compile(r"(<!-- tour:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /tour:(?P=name) -->)", re.DOTALL)
+# a section is inline (`<!-- tour:tasks -->1,124<!-- /tour:tasks -->`) or whole lines between its two markers
+SECTION = re.compile(r"(<!-- tour:(?P<name>[\w-]+) -->\n?)(?P<body>.*?)(\n?<!-- /tour:(?P=name) -->)", re.DOTALL)
 SHORTENED = ("gold_sql", "base_sql")  # SQL fields of the example task, cut to their start
 
 
 def cli(*args: str, cwd: Path = REPO) -> str:
-    """What `dptool ARGS` prints, from this checkout."""
-    proc = subprocess.run([sys.executable, "-m", "dptool.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=900)
+    """What `dptool ARGS` prints, from this checkout (the `dptool` script of this Python's environment)."""
+    proc = subprocess.run([str(Path(sys.executable).parent / "dptool"), *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=900, env={**os.environ, "COLUMNS": "80"})
     if proc.returncode != 0:
         raise SystemExit(f"dptool {' '.join(args)} failed: {proc.stderr.strip()}")
     return proc.stdout
@@ -53,7 +56,7 @@ def demo_lines(log: str) -> list[str]:
     shown = []
     done = [line for line in lines if re.search(r"\bDone\. PASS=\d+", line)]
     if done:
-        shown += ["...", re.sub(r"^\S*\s*\x1b\[0m|\x1b\[[0-9;]*m", "", done[-1]).strip()]
+        shown += ["...", re.sub(r"^\d\d:\d\d:\d\d\s+", "", re.sub(r"\x1b\[[0-9;]*m", "", done[-1]).strip())]
     start = next(i for i, line in enumerate(lines) if "dptool generate" in line and line.startswith(".venv"))
     shown.append(lines[start])
     summary = next(i for i in range(start, len(lines)) if re.match(r"\d+ validated tasks in ", lines[i]))
@@ -68,10 +71,14 @@ def demo_lines(log: str) -> list[str]:
     return shown
 
 
-def demo_seconds(time_log: str) -> float | None:
-    """`real` of `time make demo`."""
-    found = re.search(r"real\s+(\d+)m([\d.]+)s", time_log)
-    return int(found.group(1)) * 60 + float(found.group(2)) if found else None
+def collected() -> int:
+    """How many tests pytest collects in this checkout."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly"], cwd=REPO,
+                          capture_output=True, text=True, timeout=900)
+    found = re.search(r"^(\d+) tests? collected", proc.stdout, re.MULTILINE)
+    if not found:
+        raise SystemExit(f"pytest --collect-only printed no count: {proc.stdout[-500:]}{proc.stderr[-500:]}")
+    return int(found.group(1))
 
 
 def test_counts(log: str) -> dict:
@@ -98,7 +105,8 @@ def per_domain(tasks: list[dict]) -> dict[str, dict[str, int]]:
 def example_task(tasks: list[dict], also: set[str]) -> dict:
     """A threshold task of two rules whose gold and base verdicts differ, that the small bundle `also` asks too
     (ids name questions: the test finds it in the test session's bundle)."""
-    for t in tasks:
+    # Average Delivery Time first: its rules (outliers, São Paulo's clock) read plainly in a tour
+    for t in sorted(tasks, key=lambda t: t["metric_ids"] != ["avg_delivery_days"]):
         if (t["analysis_type"] == "threshold_crossing" and len(t["rule_ids"]) == 2 and t["task_id"] in also
                 and t["gold"]["result"] != t["base"]["result"]):
             return t
@@ -113,36 +121,81 @@ def shortened(task: dict) -> dict:
 
 # --- record and render --------------------------------------------------------------------------------------------
 
+def _five_rows(src: Path, dest: Path) -> None:
+    """gold-sql's answers with every list cut to its first 5 rows: what an agent reading a preview answers."""
+    lines = []
+    for line in src.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if isinstance(record.get("answer"), list):
+            record["answer"] = record["answer"][:5]
+        lines.append(json.dumps(record))
+    dest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def record(args) -> None:
-    bundle = Path(args.bundle)
-    tasks = tasks_of(bundle)
-    with tempfile.TemporaryDirectory() as tmp:
-        # what the test session generates: the demo at the default target (the demo bundle's gold models stay:
-        # a project keeps every bundle's)
-        small = Path(tmp) / "small"
-        cli("generate", "--project-dir", str(REPO), "--out", str(small), "--quiet")
-        also = {t["task_id"] for t in tasks_of(small)}
-        scores = {}
-        for agent in ("gold-sql", "base-sql"):
-            answers = Path(tmp) / f"{agent}.jsonl"
-            answered = cli("answer", str(bundle), "--agent", agent, "--out", str(answers)).strip()
-            scored = cli("score", str(bundle), str(answers), "--out", str(Path(tmp) / agent))
-            scores[agent] = {"answer": answered.replace(str(answers), f"answers/{agent}.jsonl"),
-                             "score": [line for line in scored.splitlines() if not line.startswith("wrote ")]}
-    tour = {
-        "help": help_text(),
-        "demo": demo_lines(Path(args.demo_log).read_text(encoding="utf-8", errors="replace")),
-        "demo_seconds": demo_seconds(Path(args.demo_time).read_text(encoding="utf-8")) if args.demo_time else None,
-        "tasks": len(tasks),
-        "per_domain": per_domain(tasks),
-        "example": shortened(example_task(tasks, also)),
-        "scores": scores,
-        "tests": test_counts(Path(args.test_log).read_text(encoding="utf-8", errors="replace")),
-        "tests_collected": args.collected,
-    }
+    """docs/tour.json: what `make demo` and its bundle show (with --demo-log), pytest's counts (with --test-log)."""
+    tour = json.loads(TOUR.read_text(encoding="utf-8")) if TOUR.exists() else {}
+    if args.demo_log:
+        tour.update(record_demo(args))
+    if args.test_log:
+        tour["tests"] = test_counts(Path(args.test_log).read_text(encoding="utf-8", errors="replace"))
     TOUR.parent.mkdir(exist_ok=True)
     TOUR.write_text(json.dumps(tour, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {TOUR}")
+
+
+def record_demo(args) -> dict:
+    bundle = Path(args.bundle).resolve()
+    tasks = tasks_of(bundle)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        # what the test session generates: the demo at the default target (the demo bundle's gold models stay:
+        # a project keeps every bundle's)
+        small = tmp_path / "small"
+        cli("generate", "--project-dir", str(REPO), "--out", str(small), "--quiet")
+        also = {t["task_id"] for t in tasks_of(small)}
+        answers = tmp_path / "answers"
+        answers.mkdir()
+
+        def shown(text: str) -> str:  # the tour's paths, as a user in the repo would type them
+            return text.replace(str(answers), "answers").replace(str(tmp_path / "score"), "score").replace(
+                str(tmp_path / "compare"), "compare").replace(str(small), "b60").replace(str(bundle), "bundle")
+
+        scores = {}
+        for agent in ("gold-sql", "base-sql", "empty"):
+            file = answers / f"{agent}.jsonl"
+            answered = cli("answer", str(bundle), "--agent", agent, "--out", str(file)).strip()
+            scored = cli("score", str(bundle), str(file), "--out", str(tmp_path / "score" / agent))
+            scores[agent] = {"answer": shown(answered), "score": shown(scored).splitlines()}
+        four = answers / "four.jsonl"
+        four.write_text("".join((answers / "gold-sql.jsonl").read_text(encoding="utf-8").splitlines(True)[:4]),
+                        encoding="utf-8")
+        four_lines = shown(cli("score", str(bundle), str(four), "--out", str(tmp_path / "score" / "four")))
+        refused = subprocess.run([sys.executable, "-m", "dptool.cli", "score", str(small),
+                                  str(answers / "gold-sql.jsonl"), "--out", str(tmp_path / "score" / "other")],
+                                 cwd=REPO, capture_output=True, text=True, timeout=900)
+        _five_rows(answers / "gold-sql.jsonl", answers / "gold-sql-5rows.jsonl")
+        runs = [str(answers / f"{name}.jsonl") for name in ("gold-sql", "gold-sql-5rows", "base-sql", "empty")]
+        compared = shown(cli("compare", *runs, "--bundle", str(bundle), "--out", str(tmp_path / "compare")))
+    example = example_task(tasks, also)
+    model = example["dbt_node"].rsplit(".", 1)[-1]
+    node = json.loads((REPO / "target" / "manifest.json").read_text(encoding="utf-8"))["nodes"][example["dbt_node"]]
+    return {
+        "help": help_text(),
+        "demo": demo_lines(Path(args.demo_log).read_text(encoding="utf-8", errors="replace")),
+        "demo_seconds": args.demo_seconds,
+        "tasks": len(tasks),
+        "per_domain": per_domain(tasks),
+        "example": shortened(example),
+        "example_model": (REPO / "models" / "dptool_gold" / f"{model}.sql").read_text(encoding="utf-8"),
+        "example_depends": {"macros": node["depends_on"]["macros"], "nodes": node["depends_on"]["nodes"]},
+        "per_tier": dict(sorted(Counter(t["tier"] for t in tasks).items())),
+        "scores": scores,
+        "four_lines": four_lines.splitlines(),
+        "other_bundle": shown(refused.stderr).strip(),
+        "compare": compared.splitlines(),
+        "tests_collected": collected(),
+    }
 
 
 def _minutes(seconds: float | None) -> str:
@@ -156,6 +209,35 @@ TYPE_NAMES = {"comparison": "comparison", "counterfactual": "counterfactual", "d
               "significance_testing": "significance", "threshold_crossing": "threshold", "trend_analysis": "trend"}
 
 
+KEY_ORDER = ("task_id", "domain", "analysis_type", "tier", "question", "answer_format", "gold", "base", "tolerance",
+             "metric_ids", "rule_ids", "rule_types", "rules_in_force", "rule_scope", "dimension", "slice",
+             "subgraph_id", "dbt_node", "gold_sql", "base_sql")
+
+
+def task_json(task: dict) -> str:
+    """A task as the tour shows it: one key a line, in the order a reader wants them, each value on its line."""
+    keys = sorted(task, key=lambda k: (KEY_ORDER.index(k) if k in KEY_ORDER else len(KEY_ORDER), k))
+    lines = [f"  {json.dumps(k)}: {json.dumps(task[k], ensure_ascii=False)}" for k in keys]
+    return "{\n" + ",\n".join(lines) + "\n}"
+
+
+def _number(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _interval(right: int, n: int) -> str:
+    from dptool.evaluate.intervals import wilson
+
+    low, high = wilson(right / n, n)
+    return f"{100 * low:.1f}–{100 * high:.1f} %"
+
+
+def ablation(demo: list[str]) -> str:
+    """The pairing ablation's shares, from the `| graph | 100 | 96 | 96.0% |` rows of the demo log."""
+    rows = [re.match(r"\| (.+?) \| \d+ \| \d+ \| ([\d.]+)% \|", line) for line in demo]
+    return ", ".join(f"{m.group(1)} {float(m.group(2)):g} %" for m in rows if m)
+
+
 def sections(tour: dict) -> dict[str, str]:
     """The text of each marked section of README.md."""
     fence = "```"
@@ -163,21 +245,48 @@ def sections(tour: dict) -> dict[str, str]:
         f"{d} {sum(c.values()):,} tasks ({', '.join(f'{TYPE_NAMES.get(k, k)} {n}' for k, n in c.items())})"
         for d, c in tour["per_domain"].items())
     example = tour["example"]
+    unit = example["answer_format"].get("unit") or ""
+    gold, base = example["gold"], example["base"]
+    rules = " and ".join(f"`{r}`" for r in example["rule_ids"])
     t = tour["tests"]
     skipped = f", {t['skipped']} skipped" if t.get("skipped") else ""
+    scores = tour["scores"]
+    rule_tasks = tour["per_tier"].get("knowledge+analytics+rule", 0)
+    analytics = tour["per_tier"].get("knowledge+analytics", 0)
+    model = example["dbt_node"].rsplit(".", 1)[-1]
     return {
         "make-demo": "\n".join([f"{fence}text", f"$ make demo                                   # fresh clone, 2 idle "
                                 f"cores: {_minutes(tour['demo_seconds'])}, install included", *tour["demo"], fence]),
         "per-domain": f"Per domain (from `bundle/card.md`): {domains}.",
-        "example-task": "\n".join([f"{fence}json", json.dumps(example, indent=2, ensure_ascii=False), fence]),
-        "example-id": f"`{example['task_id']}`",
+        "example-task": "\n".join([f"{fence}json", task_json(example), fence]),
+        "example-explain": (f"An agent that ignores the rule documents computes the `base` answer "
+                            f"({_number(base['value'])} {unit}: {base['result']}); the rules in force, {rules} "
+                            f"(their documents are in `kb/`), make it {_number(gold['value'])} {unit}: "
+                            f"{gold['result']}. The threshold is chosen between the two, so only an agent that "
+                            f"applies the rules passes."),
         "help": "\n".join([f"{fence}text", "$ dptool --help", tour["help"].rstrip("\n"), fence]),
-        "scores": "\n".join([f"{fence}text", *[line for agent, s in tour["scores"].items() for line in (
-            f"$ dptool answer bundle --agent {agent} --out answers/{agent}.jsonl", s["answer"],
+        "scores": "\n".join([f"{fence}text", *[line for agent in ("gold-sql", "base-sql") for line in (
+            f"$ dptool answer bundle --agent {agent} --out answers/{agent}.jsonl", scores[agent]["answer"],
             f"$ dptool score bundle answers/{agent}.jsonl --out score/{agent}",
-            *(s["score"] if agent == "base-sql" else s["score"][:2] + ["..."]))], fence]),
+            *(scores[agent]["score"] if agent == "base-sql" else scores[agent]["score"][:3] + ["..."]))], fence]),
+        "four-lines": "\n".join([
+            f"{fence}text", "$ head -4 answers/gold-sql.jsonl > answers/four.jsonl && dptool score bundle "
+            "answers/four.jsonl --out score/four", *tour["four_lines"][:2], "...",
+            "$ dptool score b60 answers/gold-sql.jsonl --out score/other", tour["other_bundle"], fence]),
+        "compare": "\n".join([f"{fence}text", "$ dptool compare answers/gold-sql.jsonl answers/gold-sql-5rows.jsonl "
+                              "answers/base-sql.jsonl answers/empty.jsonl", *tour["compare"], fence]),
         "make-test": f"{t['passed']:,} passed{skipped} in {_minutes(t['seconds'])} of pytest, "
                      f"{tour['tests_collected']:,} tests collected",
+        "ablation": ablation(tour["demo"]),
+        "example-model": "\n".join([f"{fence}sql", f"-- models/dptool_gold/{model}.sql",
+                                     tour["example_model"].rstrip("\n"), fence]),
+        "example-depends": "\n".join([f"{fence}json", '"depends_on": ' + json.dumps(tour["example_depends"]), fence]),
+        "example-answer": (f'"{example["task_id"]}", "answer": {{"value": {_number(gold["value"])}, '
+                           f'"result": "{gold["result"]}"}}'),
+        "rule-tasks": f"{rule_tasks:,}",
+        "base-intervals": (f"base-sql's 0 of {rule_tasks:,} above reads {_interval(0, rule_tasks)}, not 0.0–0.0 %, "
+                           f"and its {analytics:,} of {analytics:,} reads {_interval(analytics, analytics)}"),
+        "tasks": f"{tour['tasks']:,}",
     }
 
 
@@ -189,9 +298,15 @@ def render(readme: str, tour: dict) -> str:
         name = match.group("name")
         if name not in texts:
             raise SystemExit(f"README.md: no tour section called {name!r}; the sections are {', '.join(texts)}")
-        return f"{match.group(1)}{texts[name]}\n{match.group(4)}"
+        return f"{match.group(1)}{texts[name]}{match.group(4)}"
 
     return SECTION.sub(body, readme)
+
+
+def stale(readme: str, tour: dict) -> list[str]:
+    """The names of README's marked sections whose text is not what `render` writes from `tour`."""
+    texts = sections(tour)
+    return sorted({m.group("name") for m in SECTION.finditer(readme) if m.group("body") != texts.get(m.group("name"))})
 
 
 def main() -> None:
@@ -199,17 +314,25 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="docs/tour.json from a real run's logs and bundle")
     rec.add_argument("--bundle", default="bundle")
-    rec.add_argument("--demo-log", required=True, help="what `make demo` printed")
-    rec.add_argument("--demo-time", help="what `time make demo` printed on stderr")
-    rec.add_argument("--test-log", required=True, help="what `make test` printed")
-    rec.add_argument("--collected", type=int, required=True, help="tests pytest collects (pytest --collect-only)")
+    rec.add_argument("--demo-log", help="what `make demo` printed: the demo's parts of the tour again")
+    rec.add_argument("--demo-seconds", type=float, help="seconds `make demo` took")
+    rec.add_argument("--test-log", help="what `make test` printed: pytest's counts again")
     sub.add_parser("render", help="README.md's tour sections from docs/tour.json")
+    sub.add_parser("check", help="name the tour sections of README.md that docs/tour.json does not give")
     args = parser.parse_args()
     if args.command == "record":
         record(args)
+        return
+    tour = json.loads(TOUR.read_text(encoding="utf-8"))
+    readme = README.read_text(encoding="utf-8")
+    if args.command == "check":
+        names = stale(readme, tour)
+        if names:
+            raise SystemExit(f"README.md: tour sections not as docs/tour.json gives them: {', '.join(names)}; "
+                             f"run `python -m tests.readme render`")
+        print("README.md: every tour section is as docs/tour.json gives it")
     else:
-        tour = json.loads(TOUR.read_text(encoding="utf-8"))
-        README.write_text(render(README.read_text(encoding="utf-8"), tour), encoding="utf-8")
+        README.write_text(render(readme, tour), encoding="utf-8")
         print(f"wrote {README}")
 
 
