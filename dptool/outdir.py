@@ -242,7 +242,8 @@ def _check_writable(target: Path, given: str | Path) -> None:
     try:
         probe = tempfile.mkdtemp(prefix=".dptool-write-check-", dir=existing)
     except OSError as exc:
-        raise DptoolError(f"{given}: cannot write here ({existing}: {exc.strerror or exc}); choose another --out") \
+        raise DptoolError(f"{given}: cannot write here (nothing can be created in {existing}: "
+                          f"{exc.strerror or exc}); choose another --out") \
             from None
     os.rmdir(probe)
 

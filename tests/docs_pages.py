@@ -3,7 +3,7 @@
 
 Each reader returns what the page shows (innerText: hidden elements are left out) and, given a folder, takes its
 screenshot. tests/test_browser.py asserts on what they read; `make docs-check` (`python -m tests.docs_pages`) runs
-them on the demo after `dbt docs generate --select '*'` and writes docs/img/*.png.
+them on the demo after `dbt docs generate --select '*' --vars '{dptool_gold: true}'` and writes docs/img/*.png.
 """
 
 from __future__ import annotations
@@ -170,8 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"docs-check: {what} ({time.monotonic() - started:.0f} s)", flush=True)
 
     project = DbtProject(args.project_dir)
-    step("dbt docs generate --select '*'")
-    project.run("docs", "generate", "--select", "*")
+    step("dbt docs generate --select '*' --vars '{dptool_gold: true}'")
+    project.run("docs", "generate", "--select", "*", gold=True)
     work = project.project_dir / "target" / "docs-check"
     work.mkdir(parents=True, exist_ok=True)
     for command in (("answer", str(args.bundle), "--agent", "base-sql", "--out", str(work / "base-sql.jsonl")),

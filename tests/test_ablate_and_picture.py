@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 
 from dptool.generate.graph import build_graph
 from dptool.generate.graph_draw import COLOURS, draw_html, draw_svg
+from dptool.project.warehouse import Warehouse
 from tests.conftest import run_cli
 
 
@@ -16,6 +17,10 @@ def test_pairing_ablation_puts_its_table_in_the_card(demo_project, demo_bundle, 
     shutil.copytree(demo_bundle[0], bundle)
     proc = run_cli("ablate", "pairing", "--project-dir", str(demo_project.project_dir), "--limit", "4", str(bundle))
     assert proc.returncode == 0, proc.stderr
+    # progress as generate shows it: a stage line, then the bar (its label alone when stderr is no terminal)
+    assert proc.stdout.startswith("[ablate] dbt compile of 12 pairings (4 rule tasks, 3 rules each), their SQL run on "
+                                  "the target\n"), proc.stdout
+    assert "  pairings" in proc.stderr
     result = json.loads((bundle / "ablation.json").read_text(encoding="utf-8"))
     graph, similar, rand = (result["strategies"][s] for s in ("graph", "similar text", "random"))
     assert graph["pairings"] == similar["pairings"] == rand["pairings"] == 4
@@ -26,6 +31,11 @@ def test_pairing_ablation_puts_its_table_in_the_card(demo_project, demo_bundle, 
     assert card.count("## Pairing ablation (DI-Bench Table 8)") == 1
     assert "| graph | 4 | 4 | 100.0% |" in card
     assert not (demo_project.project_dir / "models" / "dptool_ablation").exists()
+    # nothing built: no schema of pairings left in the user's warehouse (issue 28: 179-212 tables in dptool_ablation)
+    with Warehouse.of(demo_project.connection()) as wh:
+        _, rows = wh.query("select table_schema, count(*) from information_schema.tables "
+                           "where table_schema like '%dptool_ablation%' group by 1")
+    assert rows == []
 
 
 def test_svg_draws_every_node_coloured_by_type(demo_catalog):

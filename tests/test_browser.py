@@ -67,7 +67,7 @@ def pages(chromium, demo_bundle, demo_project, scored) -> SimpleNamespace:
     # takes a minute (make docs-check generates everything). Not --no-compile: then dbt writes no manifest.json,
     # and the one dptool generate left has the gold models' descriptions from before their questions.
     demo_project.run("docs", "generate", "--select", task["dbt_node"].rsplit(".", 1)[-1], "dptool_tasks",
-                     DATA_PRODUCT_MODEL, "--empty-catalog")
+                     DATA_PRODUCT_MODEL, "--empty-catalog", gold=True)
     target = demo_project.project_dir / "target"
     wrong = docs_pages.wrong_rule_task(scored.score["results"], scored.tasks)
     with browser.Browser() as chrome, browser.serve(target) as base:  # Chromium forked before the server thread

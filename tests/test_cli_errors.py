@@ -260,3 +260,20 @@ def test_score_md_shows_a_hostile_task_id_as_text(tmp_path):
     line = next(x for x in md.splitlines() if x.startswith("- answers for tasks not in the bundle: "))
     assert line == ("- answers for tasks not in the bundle: \\*bold\\* \\_it\\_ \\`code\\`, "
                     "\\<img src=x onerror=alert(1)\\>, \\[x\\](javascript:alert(1)), a\\|b, two lines")
+
+
+@pytest.mark.parametrize(("args", "shown"), [
+    (("--bogus",), "error: No such option '--bogus'. (see `dptool --help`)"),
+    (("nosuch",), "error: No such command 'nosuch'. (see `dptool --help`)"),
+    (("dp", "score"), "error: Missing argument 'PRED'. (see `dptool dp score --help`)"),
+])
+def test_a_usage_error_is_one_line_like_dptools_own(args, shown):
+    """dptool's own options too (issue 28: `dptool --bogus` was click's three lines, Usage and Try first)."""
+    proc = run_cli(*args)
+    assert proc.returncode == 2
+    assert proc.stderr == shown + "\n"
+
+
+def test_a_group_alone_shows_its_help():
+    proc = run_cli("dp")
+    assert proc.returncode == 2 and proc.stderr.startswith("Usage: dptool dp [OPTIONS] COMMAND [ARGS]...\n")

@@ -11,8 +11,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dptool.project.dbt import DbtProject
-from dptool.project.scaffold import DEFAULT_SELECTOR_YML, GOLD_SELECTOR_YML, SCHEMA_LINE, SELECTORS_HEADER, _indent
+from dptool.project.dbt import GOLD_VARS, DbtProject
+from dptool.project.scaffold import GOLD_SELECTOR_YML, SCHEMA_LINE, SELECTORS_HEADER, _indent
 from tests.conftest import REPO
 from tests.subscriptions import GENERATE_ARGS, cli, copy_fixture
 
@@ -20,7 +20,7 @@ DEV_SCHEMAS = Path(__file__).parent / "fixtures" / "dev_schemas" / "generate_sch
 
 
 def dbt_ls(project: DbtProject, *args: str) -> dict[str, list[str]]:
-    """`dbt ls` with `args` (none: the default selector, as a plain `dbt build` selects): unique_id -> tags."""
+    """`dbt ls` with `args`, as a user runs it: unique_id -> tags."""
     from dbt.cli.main import dbtRunner
 
     with contextlib.chdir(project.project_dir):
@@ -28,19 +28,21 @@ def dbt_ls(project: DbtProject, *args: str) -> dict[str, list[str]]:
                                       str(project.profiles_dir), "--output", "json", "--output-keys", "unique_id tags",
                                       "--quiet", "--log-level-file", "none"])
     assert outcome.success, outcome.exception
-    return {n["unique_id"]: n["tags"] for n in map(json.loads, outcome.result)}
+    return {n["unique_id"]: n.get("tags", []) for n in map(json.loads, outcome.result)}  # a metric has none
 
 
 def test_the_demo_selectors_are_those_init_writes():
-    assert (REPO / "selectors.yml").read_text(encoding="utf-8") == \
-        SELECTORS_HEADER + _indent(DEFAULT_SELECTOR_YML + GOLD_SELECTOR_YML, "  ")
+    assert (REPO / "selectors.yml").read_text(encoding="utf-8") == SELECTORS_HEADER + _indent(GOLD_SELECTOR_YML, "  ")
 
 
-def test_a_plain_dbt_build_selects_no_gold_model_and_the_gold_selector_all_of_them(demo_bundle, demo_project):
+def test_no_everyday_dbt_command_selects_a_gold_model_and_the_gold_selector_with_the_var_all_of_them(demo_bundle,
+                                                                                                     demo_project):
     everyday = dbt_ls(demo_project)
-    gold = dbt_ls(demo_project, "--selector", "dptool_gold")
-    everything = dbt_ls(demo_project, "--select", "*")
-    assert not [uid for uid, tags in everyday.items() if "dptool_gold" in tags]
+    for args in (("--exclude", "path:seeds"), ("--select", "*"), ("--select", "orders+"), ("--selector", "dptool_gold"),
+                 ("--select", "tag:dptool_gold")):
+        assert not [uid for uid, tags in dbt_ls(demo_project, *args).items() if "dptool_gold" in tags], args
+    gold = dbt_ls(demo_project, "--selector", "dptool_gold", "--vars", GOLD_VARS)
+    everything = dbt_ls(demo_project, "--select", "*", "--vars", GOLD_VARS)
     assert set(everyday) | set(gold) == set(everything) and not set(everyday) & set(gold)
     tasks = {p.stem for p in (demo_project.project_dir / "models" / "dptool_gold").glob("*.sql")}
     models = {uid.rsplit(".", 1)[-1] for uid in gold if uid.startswith("model.")}
@@ -51,7 +53,7 @@ def test_a_plain_dbt_build_selects_no_gold_model_and_the_gold_selector_all_of_th
 def test_each_gold_model_lists_the_rule_macros_it_applies(demo_bundle, demo_project, demo_catalog):
     out, _ = demo_bundle
     tasks = [json.loads(line) for line in (out / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
-    demo_project.run("parse")  # generate leaves the parse of its models to the next dbt command, as here
+    demo_project.run("parse", gold=True)  # generate leaves the parse of its models to the next dbt command
     nodes = demo_project.load_manifest()["nodes"]
     checked, metrics = 0, set()
     for task in tasks:
@@ -109,7 +111,7 @@ def test_gold_models_land_where_the_projects_generate_schema_name_puts_them_and_
             f"ask for the custom schema dptool_gold); to keep them in schema dptool_gold, make this the macro's first "
             f"line: {SCHEMA_LINE}") in _words(init_output)
     # as the README says: this macro puts every custom schema in the target's schema outside prod
-    DbtProject(root).run("parse")  # generate leaves its gold models to the next dbt command's parse
+    DbtProject(root).run("parse", gold=True)  # generate leaves its gold models to the next dbt command's parse
     assert _gold_schemas(root) == {"main"}
 
     macro = root / "macros" / "generate_schema_name.sql"
@@ -120,7 +122,7 @@ def test_gold_models_land_where_the_projects_generate_schema_name_puts_them_and_
     again = cli("init", "--project-dir", str(root))
     assert "macros/generate_schema_name.sql ok its generate_schema_name places the gold models" in \
         _words(again.stdout)
-    results = DbtProject(root).run("build", "--selector", "dptool_gold")
+    results = DbtProject(root).run("build", "--selector", "dptool_gold", gold=True)
     assert results and all(r.status in ("success", "pass") for r in results)
     assert _gold_schemas(root) == {"dptool_gold"}
     with duckdb.connect(str(root / "subscriptions.duckdb"), read_only=True) as con:
@@ -131,3 +133,21 @@ def test_gold_models_land_where_the_projects_generate_schema_name_puts_them_and_
     assert {n["schema"] for n in DbtProject(root).load_manifest()["nodes"].values()
             if n["resource_type"] == "model" and n["package_name"] == "subscriptions"
             and "dptool_gold" not in n["tags"]} == {"main"}
+
+
+def test_a_repos_own_dbt_builds_build_no_gold_model_whatever_they_select(dev_schemas):
+    """A --select, --exclude or --selector of the repo's own replaces any default selector: the gold models stay out
+    because they are disabled unless the var asks for them (issue 28: `dbt build --exclude path:jaffle-data` built
+    jaffle-shop's 120 gold models and their tests)."""
+    root, _ = dev_schemas
+    project = DbtProject(root)
+    gold = {f"model.subscriptions.{p.stem}" for p in (root / "models" / "dptool_gold").glob("*.sql")}
+    assert len(gold) > 10  # generate wrote gold models
+    for args in (("--exclude", "path:seeds"), ("--select", "fct_invoices+"), ("--select", "*")):
+        results = project.run("build", *args)  # as the user types it: no var
+        assert results and all(r.status in ("success", "pass") for r in results), args
+        assert [r.unique_id for r in results if r.unique_id in gold or r.attached_node in gold] == [], args
+    # asked for, they come in, and their tests with them
+    assert gold & set(dbt_ls(project, "--select", "fct_invoices+", "--vars", GOLD_VARS))
+    asked = dbt_ls(project, "--selector", "dptool_gold", "--vars", GOLD_VARS)
+    assert gold <= set(asked) and any(uid.startswith("test.") for uid in asked)  # their rule tests

@@ -374,6 +374,13 @@ def test_cli_errors_are_one_line(dp, tmp_path):
     assert _fails("dp", "create", "x", "--domain", "ecommerce", "--method", "llm", "--llm", "none",
                   "--project-dir", root) == ("error: --method llm needs an LLM: --llm ollama:MODEL, $DPTOOL_LLM or "
                                              "dbt_project.yml vars.dptool.llm")
+    # a created data product writes its own id, never a hand-made one's (issue 28: then two data products of one id)
+    assert _fails("dp", "create", "x", "--name", "delivery_performance", "--domain", "ecommerce",
+                  "--project-dir", root) == (
+        "error: --name delivery_performance: data product 'delivery_performance' is one of the project's own "
+        "(models/ecommerce/data_products/_ecommerce__data_products.yml: model.dptool_demo.dp_delivery_performance); "
+        "dp create writes its own id: choose another --name (to score it against delivery_performance: "
+        "`dptool dp score PRED GOLD --gold-id delivery_performance`)")
     (tmp_path / "target").mkdir()
     (tmp_path / "dbt_project.yml").write_text("name: bare\n", encoding="utf-8")
     (tmp_path / "target" / "manifest.json").write_text(json.dumps(dp.manifest), encoding="utf-8")

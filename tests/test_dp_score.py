@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,32 @@ def test_a_derived_column_whose_sql_does_not_parse_scores_0_and_the_run_goes_on(
 
 def test_a_derived_column_that_only_copies_one_column_is_a_non_derived_column_of_its_table():
     _check("copy.json")
+
+
+def test_gold_id_scores_one_prediction_of_another_id_against_that_gold_alone(tmp_path, report):
+    """What `dp create` writes has its own id: --gold-id names the gold it is scored against, and the summary is that
+    data product's score, not an average over every gold (issue 28: 0.054 on screen, 0.70 for the product)."""
+    pred = dpjson.read(FIXTURES / "score_pred.json")
+    mine = next(p for p in pred.data_products if p.id == "shop_sales")
+    pred.data_products = [dataclasses.replace(mine, id="dp_created_by_me")]
+    dpjson.write(pred, tmp_path / "pred.json")
+    proc = run_cli("dp", "score", str(tmp_path / "pred.json"), str(FIXTURES / "score_gold.json"),
+                   "--gold-id", "shop_sales", "--out", str(tmp_path / "report.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert f"{tmp_path / 'pred.json'} against gold data product shop_sales" in proc.stdout
+    saved = yaml.safe_load((tmp_path / "report.json").read_text(encoding="utf-8"))
+    [alone] = [s for s in report.scores if s.dp_id == "shop_sales"]
+    assert saved["all"]["data_products"] == 1
+    assert saved["all"]["non_derived"]["f1"] == pytest.approx(alone.non_derived.f1)
+    assert saved["all"]["with_provenance"]["f1"] == pytest.approx(alone.with_provenance.f1)
+    assert "no gold" not in proc.stdout
+
+    unknown = run_cli("dp", "score", str(tmp_path / "pred.json"), str(FIXTURES / "score_gold.json"),
+                      "--gold-id", "nope")
+    assert unknown.returncode == 1
+    assert unknown.stderr == ("error: --gold-id 'nope': the gold file has no such data product (its data products: "
+                              "shop_people, shop_sales, tiny_stock)\n")
+    several = run_cli("dp", "score", str(FIXTURES / "score_pred.json"), str(FIXTURES / "score_gold.json"),
+                      "--gold-id", "tiny_stock")
+    assert several.returncode == 0, several.stderr  # several predictions: the one of that id
+    assert "All: 1 data products" in several.stdout

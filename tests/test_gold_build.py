@@ -43,7 +43,7 @@ def test_dbt_build_passes_every_rule_test_and_gives_the_rows_generate_read(gener
     project, result, second = generated
     assert set(result.rows) - set(second.rows)  # tasks the second bundle does not ask keep their gold models
     assert set(second.rows) & set(result.rows)  # and the questions both ask share theirs
-    results = project.run("build", "--selector", "dptool_gold")  # what the README tells a user to run
+    results = project.run("build", "--selector", "dptool_gold", gold=True)  # what the README tells a user to run
     assert [(r.unique_id, r.message) for r in results if r.status not in ("success", "pass")] == []
     tested = {r.attached_node.rsplit(".", 1)[-1] for r in results if r.resource_type == "test"}
     assert tested == {t["task_id"] for t in result.tasks + second.tasks if t["rule_ids"] and t["gold_sql"]}

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,11 +14,16 @@ import yaml
 from dptool import __version__
 from dptool.project.catalog import load_catalog
 from dptool.project.dbt import DbtProject
-from dptool.project.scaffold import package_dir
+from dptool.project.scaffold import GOLD_BUILD, package_dir, package_path
 from tests.conftest import REPO
 from tests.subscriptions import cli, copy_fixture
 
-PACKAGE_LINE = f'- local: "{package_dir()}"  # the dptool dbt package {__version__}, inside the installed dptool\n'
+
+def package_line(root: Path) -> str:
+    """The line init adds to packages.yml: the package's path relative to the project."""
+    return f'- local: "{package_path(root)}"  # the dptool dbt package {__version__}, inside the installed dptool\n'
+
+
 EXAMPLES = ("models/dptool_examples.yml", "macros/dptool_example_rule.sql", "macros/dptool_example_rule.yml",
             "models/dptool_example_rule.md")
 
@@ -34,7 +42,7 @@ def project(tmp_path) -> Path:
 def test_init_sets_up_a_project(project):
     proc = cli("init", "--project-dir", str(project))
     assert proc.returncode == 0, proc.stderr
-    assert (project / "packages.yml").read_text(encoding="utf-8") == "packages:\n  " + PACKAGE_LINE
+    assert (project / "packages.yml").read_text(encoding="utf-8") == "packages:\n  " + package_line(project)
     assert (project / ".gitignore").read_text(encoding="utf-8") == (
         "target/\ndbt_packages/\n# written by `dptool generate`\nmodels/dptool_gold/\nmodels/dptool_semantic/\n")
     for rel in EXAMPLES:
@@ -43,15 +51,15 @@ def test_init_sets_up_a_project(project):
     lines = proc.stdout.splitlines()
     assert lines[0] == f"dptool init in {project} (dbt project 'subscriptions')"
     assert lines[-5:] == ["next:", "  dbt deps", "  dbt build", "  dptool generate",
-                          "  dbt build --selector dptool_gold --threads 1    # the gold models and their rule tests, "
-                          "when you want them"]
+                          "  dbt build --selector dptool_gold --vars '{dptool_gold: true}' --threads 1    # the gold "
+                          "models and their rule tests, when you want them"]
     assert any(line.split()[:2] == ["packages.yml", "created"] for line in lines)
     assert any(line.split()[:2] == ["models/dptool_gold/", "ok"] for line in lines)
     assert ("  models/dptool_gold/                ok            nothing to configure: gold models set their own "
             "config (table, tag and group dptool_gold, custom schema dptool_gold: with dbt's own "
             "generate_schema_name, <target schema>_dptool_gold)") in lines
-    assert ("  selectors.yml                      created       a plain `dbt build` skips the gold models (default "
-            "selector everything_but_dptool_gold); `dbt build --selector dptool_gold` builds them") in lines
+    assert (f"  selectors.yml                      created       selector dptool_gold: `{GOLD_BUILD}` builds the gold "
+            "models (no other dbt command does: they are disabled unless that var is true)") in lines
 
 
 def test_init_twice_changes_nothing(project):
@@ -71,7 +79,7 @@ def test_dry_run_writes_nothing(project):
     assert _files(project) == before
     out = proc.stdout
     assert "would create" in out and "would add" in out
-    assert "--- packages.yml (new text)\npackages:\n  " + PACKAGE_LINE in out + "\n"
+    assert "--- packages.yml (new text)\npackages:\n  " + package_line(project) in out + "\n"
     assert "--- .gitignore (lines added)\n# written by `dptool generate`\nmodels/dptool_gold/" in out
     assert "--- selectors.yml (new text)\n" + (REPO / "selectors.yml").read_text("utf-8") in out + "\n"
     assert out.rstrip().endswith("dry run: nothing was written")
@@ -85,8 +93,8 @@ def test_init_adds_to_the_users_files_and_rewrites_none(project):
     proc = cli("init", "--project-dir", str(project))
     assert proc.returncode == 0, proc.stderr
     text = (project / "packages.yml").read_text(encoding="utf-8")
-    assert text == packages + "    " + PACKAGE_LINE
-    assert yaml.safe_load(text)["packages"] == [{"local": "../shared_macros"}, {"local": str(package_dir())}]
+    assert text == packages + "    " + package_line(project)
+    assert yaml.safe_load(text)["packages"] == [{"local": "../shared_macros"}, {"local": package_path(project)}]
     assert (project / "models" / "dptool_examples.yml").read_text(encoding="utf-8") == "# mine\n"
     assert "models/dptool_examples.yml         skip          exists; left as it is" in proc.stdout
 
@@ -106,31 +114,53 @@ def test_init_adds_its_selectors_to_a_selectors_yml_of_yours(project):
     text = (project / "selectors.yml").read_text(encoding="utf-8")
     assert text == MINE + (REPO / "selectors.yml").read_text("utf-8").split("selectors:\n", 1)[1]
     names = [s["name"] for s in yaml.safe_load(text)["selectors"]]
-    assert names == ["nightly", "everything_but_dptool_gold", "dptool_gold"]
+    assert names == ["nightly", "dptool_gold"]
     again = cli("init", "--project-dir", str(project))
     assert (project / "selectors.yml").read_text(encoding="utf-8") == text
     assert "already set up: nothing changed" in again.stdout
 
 
-def test_init_keeps_your_default_selector_and_says_what_to_add_to_it(project):
+def test_init_leaves_your_default_selector_alone(project):
+    """The gold models are disabled unless asked for: a default selector of the user's needs no exclusion."""
     mine = MINE.replace("    definition: 'tag:nightly'", "    default: true\n    definition: 'tag:nightly'")
     (project / "selectors.yml").write_text(mine, encoding="utf-8")
     proc = cli("init", "--project-dir", str(project))
     assert proc.returncode == 0, proc.stderr
     text = (project / "selectors.yml").read_text(encoding="utf-8")
-    # dbt allows one default selector: the user's stays the default
     assert [s["name"] for s in yaml.safe_load(text)["selectors"]] == ["nightly", "dptool_gold"]
-    assert ("selector dptool_gold; your default selector 'nightly' builds the gold models too: add `- exclude: "
-            "[{method: tag, value: dptool_gold}]` to the union of its definition") in proc.stdout
-    # once the user's default excludes them, init has nothing to say
-    (project / "selectors.yml").write_text(text.replace("    definition: 'tag:nightly'", (
-        "    definition:\n      union:\n        - 'tag:nightly'\n        - exclude:\n"
-        "            - method: tag\n              value: dptool_gold")), encoding="utf-8")
-    again = cli("init", "--project-dir", str(project))
-    assert "selectors.yml                      ok            a plain `dbt build` skips the gold models" in again.stdout
+    assert "default selector" not in proc.stdout
     dbt = DbtProject(project)
     dbt.run("deps")
     dbt.run("parse")  # dbt reads the selectors: they are valid
+
+
+def test_git_diff_after_init_and_deps_holds_no_absolute_path(project):
+    """packages.yml and the package-lock.yml `dbt deps` writes are tracked: they name the dptool package by a path
+    relative to the project (issue 28: init wrote this machine's venv path into both)."""
+    def git(*args: str) -> str:
+        env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+               "GIT_COMMITTER_EMAIL": "t@t"}
+        return subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=True, env=env).stdout
+
+    with (project / ".gitignore").open("a", encoding="utf-8") as ignore:
+        ignore.write("logs/\n")  # dbt's log, as a dbt repo ignores it
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "the repo as its owners have it")
+    assert cli("init", "--project-dir", str(project)).returncode == 0
+    DbtProject(project).run("deps")
+    assert (project / "dbt_packages" / "dptool" / "dbt_project.yml").is_file()  # dbt deps installed it from there
+    git("add", "-A")
+    diff = git("diff", "--cached")
+    assert "+++ b/packages.yml" in diff and "+++ b/package-lock.yml" in diff
+    absolute = [line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")
+                and re.search(r"(^|[\s\"':=])/[\w.-]+/", line)]
+    assert absolute == []
+    for machine in (str(project), str(Path.home())):
+        assert machine not in diff
+    lock = yaml.safe_load((project / "package-lock.yml").read_text(encoding="utf-8"))
+    assert [p["local"] for p in lock["packages"]] == [package_path(project)]
+    assert (project / package_path(project)).resolve() == package_dir()
 
 
 def test_init_notes_a_generate_schema_name_of_yours(project):
@@ -152,8 +182,18 @@ def test_init_repoints_a_stale_dptool_package(project, tmp_path):
     proc = cli("init", "--project-dir", str(project))
     assert proc.returncode == 0, proc.stderr
     assert (project / "packages.yml").read_text(encoding="utf-8") == (
-        f'packages:\n  - local: "{package_dir()}"\n  - local: ../other\n')
-    assert f"the dptool package: {old} (0.0.9) -> {package_dir()} ({__version__})" in proc.stdout
+        f'packages:\n  - local: "{package_path(project)}"\n  - local: ../other\n')
+    assert f"the dptool package: {old} (0.0.9) -> {package_path(project)} ({__version__})" in proc.stdout
+
+
+def test_init_makes_the_absolute_path_an_earlier_init_wrote_relative(project):
+    (project / "packages.yml").write_text(f"packages:\n  - local: {package_dir()}\n", encoding="utf-8")
+    proc = cli("init", "--project-dir", str(project))
+    assert proc.returncode == 0, proc.stderr
+    text = (project / "packages.yml").read_text(encoding="utf-8")
+    assert text == f'packages:\n  - local: "{package_path(project)}"\n'
+    assert (f"the dptool package: {package_dir()} ({__version__}) -> {package_path(project)} ({__version__}) (a path "
+            "relative to the project, not this machine's)") in proc.stdout
 
 
 def test_init_warns_about_enforced_contracts(project):
@@ -182,8 +222,8 @@ def test_init_errors_are_one_line(project, tmp_path, case):
                     "under models/dptool_gold/ and models/dptool_semantic/, so add \"models\" to model-paths")
     else:
         (root / "packages.yml").write_text("packages: []\n", encoding="utf-8")
-        expected = (f"error: {root / 'packages.yml'}: cannot add a line safely; add `- local: {package_dir()}` to "
-                    "its packages yourself")
+        expected = (f"error: {root / 'packages.yml'}: cannot add a line safely; add `- local: {package_path(root)}` "
+                    "to its packages yourself")
     before = _files(root)
     proc = cli("init", "--project-dir", str(root))
     assert proc.returncode == 1

@@ -402,3 +402,11 @@ def test_demo_knowledge_tasks_ask_distinct_questions(demo_catalog):
             assert task["gold"]["passage"] in demo_catalog.rules[task["rule_ids"][0]].document
         assert compare(task, task["gold"]["passage"]).correct, task["question"]
     assert knowledge_tasks(demo_catalog) == tasks  # deterministic
+
+
+@pytest.mark.parametrize("formula", ["SUM(1)", "sum(1) over orders", "COUNT(1)", "count( distinct 1 )"])
+def test_a_row_count_s_1_is_no_fact(formula):
+    """Issue 28: a count metric of the semantic layer (`expr: 1`) was asked for the fact "1"."""
+    assert metric_task(replace(SHOP.metrics["paid_rate"], formula=formula)) is None
+    kept = metric_task(replace(SHOP.metrics["paid_rate"], formula=f"{formula} where amount > 10"))
+    assert kept["gold"]["facts"] == ["10"]

@@ -100,6 +100,9 @@ class _Rule:
         return q
 
 
+VAR = lambda name, default=None: default  # noqa: E731 (dbt's var(), no var set)
+
+
 def test_each_applied_rule_is_called_while_dbt_parses_and_never_when_it_runs():
     """dbt lists in depends_on.macros the macros a model calls itself: the gold model calls each rule it applies
     (a counterfactual's withdrawn rule too), at parse time only, so that its compiled SQL is dptool.gold's alone."""
@@ -107,8 +110,8 @@ def test_each_applied_rule_is_called_while_dbt_parses_and_never_when_it_runs():
     for execute, expected in ((False, ["exclude_tests", "capital_override"]), (True, [])):
         calls = []
         rules = {f"rule__{r}": _Rule(r, calls) for r in ("exclude_tests", "capital_override")}
-        rendered = DBT_JINJA.from_string(sql).render(config=lambda **_: "", dptool=_Recorder(), execute=execute,
-                                                     **rules)
+        rendered = DBT_JINJA.from_string(sql).render(config=lambda **_: "", var=VAR, dptool=_Recorder(),
+                                                     execute=execute, **rules)
         assert [name for name, _, _ in calls] == expected
         assert all(metric == "avg_order_value" for _, metric, _ in calls)
         assert rendered.strip().splitlines()[-1].startswith("-- written by")  # nothing rendered but the header
@@ -132,7 +135,7 @@ def test_the_text_materialize_compiles_renders_what_the_gold_model_renders(make)
     text, model = compile_text(c), model_sql(c)
     assert "config(" not in text and "lineage" not in text and "config(" in model
     rules = {f"rule__{r}": _Rule(r, []) for r in ("exclude_tests", "capital_override")}
-    context = {"config": lambda **_: "", "dptool": _Gold(), "execute": True, **rules}
+    context = {"config": lambda **_: "", "var": VAR, "dptool": _Gold(), "execute": True, **rules}
     assert DBT_JINJA.from_string(text).render(**context) == DBT_JINJA.from_string(model).render(**context)
 
 
@@ -225,7 +228,7 @@ def test_the_overview_is_one_row_per_task_and_refs_each_metric_only_while_dbt_pa
     refs = []
     for execute in (False, True):
         rendered = DBT_JINJA.from_string(sql).render(
-            config=lambda **_: "", execute=execute, ref=lambda name, at=execute: refs.append((at, name)))
+            config=lambda **_: "", var=VAR, execute=execute, ref=lambda name, at=execute: refs.append((at, name)))
         rows = duckdb.sql(rendered.split("\n", 1)[1]).fetchall()
         assert [r[0] for r in rows] == ["t_0001", "t_0002", "t_0003"]
     assert refs == [(False, "avg_order_value"), (False, "paid_rate")]
@@ -285,7 +288,7 @@ class _Recorder:
 
 def rendered_gold_call(sql: str) -> dict:
     dptool, dbt = _Recorder(), _Recorder()
-    DBT_JINJA.from_string(sql).render(config=lambda **_: "", dptool=dptool, dbt=dbt, execute=True)
+    DBT_JINJA.from_string(sql).render(config=lambda **_: "", var=VAR, dptool=dptool, dbt=dbt, execute=True)
     (call,) = dptool.calls
     return call
 

@@ -296,7 +296,8 @@ def test_ablate_refuses_a_bundle_whose_card_changed_before_any_work(bundle, proj
 
 @pytest.mark.parametrize(("command", "out", "shown"), [
     ("answer", "/dev/full", "/dev/full: exists and is not a regular file"),
-    ("answer", "/proc/x.jsonl", "/proc/x.jsonl: cannot write here"),
+    ("answer", "/proc/x.jsonl", "/proc/x.jsonl: cannot write here (nothing can be created in /proc: No such file or "
+                                "directory); choose another --out"),
     ("score", "/proc/d", "/proc/d: cannot write here"),
     ("score", "/dev/null/x", "/dev/null/x: cannot be created: /dev/null is a file"),
 ], ids=["answer-dev-full", "answer-proc-file", "score-proc-folder", "score-under-dev-null"])

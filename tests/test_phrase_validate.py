@@ -571,3 +571,22 @@ def test_ranking_says_when_at_least_n_is_counted():
     c = Candidate(skeleton, "ranking", [], ["method"], "ranking", 3, 30, slice={"min_group_rows": 30}, window=H2_2017)
     assert "with at least 30 orders in the second half of 2017 (counted after the policies have excluded any " \
            "orders), which 3" in phrase(c, {}, SHOP)
+
+
+def test_phrase_reads_a_semantic_models_grain_a_plural_label_and_a_dim_suffix_as_a_person_would():
+    """Issue 28 on jaffle-sl-template: "at least 30 order item", "What was our Orders", "order total dim 7.28"."""
+    import copy
+    import dataclasses
+
+    shop = copy.deepcopy(SHOP)
+    shop.metrics["avg_order_value"] = dataclasses.replace(shop.metrics["avg_order_value"], grain="order item",
+                                                          label="Orders")
+    dim = "model.shop.customers.city"
+    shop.dimensions[dim] = dataclasses.replace(shop.dimensions[dim], label="order total dim")
+    skeleton = Skeleton("avg_order_value", dim, "spatial", (), AOV_TABLES)
+    point = Candidate(skeleton, "point_query", [], [], "value", None, slice={"city": 7.28}, window=Q3_2017)
+    assert phrase(point, {}, shop).startswith("What were our Orders for order total 7.28 in Q3 2017?")
+    ranking = Candidate(skeleton, "ranking", [], ["city"], "ranking", 3, 30, slice={"min_group_rows": 30},
+                        window=H2_2017)
+    assert phrase(ranking, {}, shop).startswith("Among order totals with at least 30 order items in the second half")
+    assert phrase(dataclasses.replace(point), {}, SHOP).startswith("What was our Average Order Value")

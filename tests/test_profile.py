@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 from datetime import date, datetime
 from decimal import Decimal
@@ -14,7 +16,14 @@ import yaml
 from dptool.errors import DptoolError
 from dptool.generate.enrich import period_label
 from dptool.generate.instantiate import window_predicates, windows
-from dptool.generate.profile import TOP_VALUES, DimensionProfile, data_span, plain, profile_dimensions
+from dptool.generate.profile import (
+    TOP_VALUES,
+    DimensionProfile,
+    data_span,
+    plain,
+    profile_dimensions,
+    unmatched_conditions,
+)
 from dptool.project.catalog import load_catalog
 from dptool.project.warehouse import Warehouse
 
@@ -253,3 +262,18 @@ def test_decimal_dimension_values_are_profiled_plain(tmp_path):
         profile = profile_dimensions(SHOP, wh)[STATUS]
     assert profile.top_values == ((12.35, 9), (99, 4), (0.1, 1))
     yaml.safe_dump({"slice": dict(profile.top_values)})
+
+
+def test_an_applies_when_value_no_row_holds_is_a_warning_naming_the_rule_file_and_value(demo_project, demo_catalog,
+                                                                                         demo_manifest):
+    """A typo in a conditional rule's value (issue 28: `Brooklynn` was accepted silently)."""
+    with Warehouse.of(demo_project.connection()) as wh:
+        assert unmatched_conditions(demo_catalog, wh, demo_manifest) == []  # every value of the demo's rules is there
+        catalog = copy.deepcopy(demo_catalog)
+        [rule_id] = [r for r, rule in catalog.rules.items() if rule.applies_when == {"customer_state": "SP"}]
+        catalog.rules[rule_id] = dataclasses.replace(catalog.rules[rule_id], applies_when={"customer_state": "SPP"})
+        lines = unmatched_conditions(catalog, wh, demo_manifest)
+    assert len(lines) == 1
+    assert lines[0].startswith(f"warning: macros/ecommerce/_ecommerce__rules.yml: macro.dptool_demo.rule__{rule_id}: "
+                               "meta.dptool.rule.applies_when.customer_state: 'SPP' is in no row of ")
+    assert "(it holds 'AC', " in lines[0] and lines[0].endswith("the rule's condition matches nothing: a typo?")

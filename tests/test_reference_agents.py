@@ -60,16 +60,20 @@ def small_bundle(bundle, tmp_path_factory) -> Path:
 
 
 def test_the_answer_command_writes_the_reference_answers(scored, small_bundle, tmp_path):
+    n = len(load_tasks(small_bundle))
     for agent in ("gold-sql", "empty"):
         proc = run_cli("answer", str(small_bundle), "--agent", agent, "--out", str(tmp_path / f"{agent}.jsonl"))
         assert proc.returncode == 0, proc.stderr
+        # progress as generate shows it: a stage line first, then the bar (its label alone off a terminal)
+        assert proc.stdout.splitlines()[0] == f"[answer] {agent} on {n} tasks of {small_bundle}" + (
+            ": each task's base_sql and gold_sql run on the bundle's warehouse" if agent == "gold-sql" else "")
+        assert proc.stderr.splitlines()[0] == f"  {agent}"
         full = {r["task_id"]: r for r in map(json.loads, scored[agent][0].read_text(encoding="utf-8").splitlines())}
         written = [json.loads(line) for line in (tmp_path / f"{agent}.jsonl").read_text(encoding="utf-8").splitlines()]
         fp = fingerprint(small_bundle)
         assert written == ([{**full[t["task_id"]], "bundle": fp} for t in load_tasks(small_bundle)]
                            if agent == "gold-sql" else [])
-    n = len(load_tasks(small_bundle))
-    assert proc.stdout == f"empty: 0 answers, 0 empty, of {n} tasks -> {tmp_path / 'empty.jsonl'}\n"
+    assert proc.stdout.splitlines()[1:] == [f"empty: 0 answers, 0 empty, of {n} tasks -> {tmp_path / 'empty.jsonl'}"]
     scored_small = run_cli("score", str(small_bundle), str(tmp_path / "gold-sql.jsonl"), "--out", str(tmp_path / "s"))
     assert scored_small.stdout.startswith(f"accuracy 100.0 %: {n} of {n} tasks correct")
 

@@ -2,4 +2,4 @@
 
 from dptool.cli.main import main
 
-main()
+main(prog_name="dptool")  # its usage lines and errors name the command as the console script does

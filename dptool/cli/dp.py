@@ -156,7 +156,10 @@ def import_(project_dir, profiles_dir, dbt_target, file, out_dir):
 @click.option("--out", default=None, type=click.Path(dir_okay=False), help="Also write the full report as JSON.")
 @click.option("--hard-min-columns", default=50, show_default=True, type=click.IntRange(1),
               help="A database with at least this many columns puts its data products in the Hard subset.")
-def score_(pred, gold, out, hard_min_columns):
+@click.option("--gold-id", default=None,
+              help="Score PRED's one data product (or the one of this id) against this gold data product alone, "
+                   "whatever its id (what `dp create` wrote). Default: each gold against the prediction of its id.")
+def score_(pred, gold, out, hard_min_columns, gold_id):
     """Score PRED against GOLD (DP-Bench JSON files) with DP-Bench §5's metrics.
 
     Derived columns are read from their SQL, qualified against GOLD's database: their source columns are the
@@ -169,7 +172,9 @@ def score_(pred, gold, out, hard_min_columns):
 
     if out:
         check_file(out)  # before any work
-    report = score(dpjson.read(pred), dpjson.read(gold), hard_min_columns)
+    report = score(dpjson.read(pred), dpjson.read(gold), hard_min_columns, gold_id)
+    if gold_id is not None:
+        click.echo(f"{pred} against gold data product {gold_id}")
     for hard in (False, True):
         summary = report.summary(hard_only=hard)
         if hard and not summary["data_products"]:
@@ -240,6 +245,7 @@ def create(project_dir, profiles_dir, dbt_target, request, method, domain, name,
         raise DptoolError(f"--domain {domain!r}: no agent-visible tables there (domains: {', '.join(sorted(dbs))})")
     db = dbs[domain]
     dp_id = slug(name) if name else "dp_" + hashlib.sha256(request.encode()).hexdigest()[:8]
+    _refuse_taken_id(manifest, dp_id, name)
     dialect = _dialect(project, manifest)
     request = " ".join(request.split())
     if method == "llm":
@@ -264,6 +270,21 @@ def create(project_dir, profiles_dir, dbt_target, request, method, domain, name,
     for path in written:
         click.echo(f"  {path}")
     click.echo(f"build: dbt build --select tag:dptool_dp --project-dir {project.project_dir}")
+
+
+def _refuse_taken_id(manifest: dict, dp_id: str, name: str | None) -> None:
+    """A created data product writes its own id: one of a hand-made data product would make two data products of
+    one id (each declaring a request), and `dp provenance` and `dp export` would refuse the project."""
+    from dptool.dp.products import declaration
+    from dptool.errors import DptoolError
+
+    for node in (manifest.get("nodes") or {}).values():
+        decl = declaration(node) if node.get("resource_type") == "model" else None
+        if decl and not decl.get("created_by") and str(decl.get("id") or node["name"]) == dp_id:
+            where = (node.get("patch_path") or node.get("original_file_path") or "?").split("://")[-1]
+            raise DptoolError(f"--name {name or dp_id}: data product {dp_id!r} is one of the project's own ({where}: "
+                              f"{node['unique_id']}); dp create writes its own id: choose another --name (to score "
+                              f"it against {dp_id}: `dptool dp score PRED GOLD --gold-id {dp_id}`)")
 
 
 @dp.command()

@@ -114,6 +114,9 @@ def answer_command(bundle, agent, out, selection):
     tasks = selection.apply(load_tasks(bundle))
     warn_stale_nodes(bundle, tasks)
     fp = fingerprint(bundle)
+    # a stage line first, as generate's: the run takes a minute on the demo, and the bar is a label alone off a terminal
+    click.echo(f"[answer] {agent} on {len(tasks)} tasks of {bundle}" + (
+        ": each task's base_sql and gold_sql run on the bundle's warehouse" if agent != "empty" else ""))
     with click.progressbar(length=len(tasks), label=f"  {agent}", file=sys.stderr) as bar:
         records = reference_answers(bundle, agent, tasks, on_done=lambda: bar.update(1))
     write_file(out, "".join(json.dumps({**record, "bundle": fp}, sort_keys=True, ensure_ascii=False) + "\n"

@@ -24,21 +24,34 @@ from dptool.outdir import BUNDLE, check_file, check_update, write_file
 
 
 class Group(click.Group):
-    """Turns every DptoolError into one line on stderr and exit code 1, never a traceback; a command's usage
-    error (a bad option value) is one line too, with click's exit code 2."""
+    """Turns every DptoolError into one line on stderr and exit code 1, never a traceback; a usage error (a bad
+    option value, of a command or of `dptool` itself) is one line too, with click's exit code 2."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:  # dptool's own options are parsed here, before invoke
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            _usage_error(exc)
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:  # a bad option or argument of a command: one line too, click's exit code
-            where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
-            click.echo(f"error: {exc.format_message()}{where}", err=True)
-            sys.exit(exc.exit_code)
+            _usage_error(exc)
         except DptoolError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
         except KeyboardInterrupt:
             exit_interrupted()  # the run has undone what it wrote
+
+
+def _usage_error(exc: click.UsageError):
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):  # `dptool` or a group alone: its help, as click shows it
+        exc.show()
+        sys.exit(exc.exit_code)
+    where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+    click.echo(f"error: {exc.format_message()}{where}", err=True)
+    sys.exit(exc.exit_code)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -76,7 +89,8 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
 
     Run `dbt build` first: dptool reads the built tables to pick slices, compiles one gold model per
     candidate with dbt, runs its SQL on the target, writes the gold models kept under models/dptool_gold/
-    (`dbt build --select tag:dptool_gold` builds and tests them), and writes OUT/ (tasks.jsonl, kb/,
+    (disabled unless the dbt var dptool_gold is true: `dbt build --selector dptool_gold --vars '{dptool_gold: true}'`
+    builds and tests them), and writes OUT/ (tasks.jsonl, kb/,
     warehouse.duckdb, graph.json, card.md).
     """
     from dptool.generate.pipeline import generate as run
@@ -119,10 +133,9 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
         echo_llm_summary(client, result.review)
     if refresh:
         click.echo(f"what changed since {refresh}: {result.bundle / 'refresh.md'}")
-    # --select '*': a default selector (selectors.yml) leaves the gold models out, and docs need their compiled SQL;
-    # --threads 1: see dptool.project.dbt._COMPILING
-    click.echo(f"provenance: cd {Path(project_dir).resolve()} && dbt docs generate --select '*' --threads 1 "
-               f"&& dbt docs serve")
+    # the var enables the gold models, whose pages need their compiled SQL; --threads 1: see dptool.project.dbt
+    click.echo(f"provenance: cd {Path(project_dir).resolve()} && dbt docs generate --vars '{{dptool_gold: true}}' "
+               "--threads 1 && dbt docs serve")
 
 
 def reused_settings(bundle: str, given: dict, on_command_line) -> dict:
@@ -145,11 +158,12 @@ def reused_settings(bundle: str, given: dict, on_command_line) -> dict:
 def init(project_dir, dry_run):
     """Set up a dbt project for dptool: install the dptool dbt package, scaffold commented examples.
 
-    Adds the dbt package shipped with this dptool to packages.yml (a `local:` package), two selectors to
-    selectors.yml (a default one, so that a plain `dbt build` skips the gold models, and `dptool_gold`,
-    which builds them), dptool's generated folders to .gitignore, and new files with commented examples of
-    every declaration. Never rewrites a file of yours: what it cannot add, it says in a note (a default
-    selector of yours, a generate_schema_name of yours). Running it again changes nothing.
+    Adds the dbt package shipped with this dptool to packages.yml (a `local:` package, its path relative to
+    the project), a selector `dptool_gold` to selectors.yml, dptool's generated folders to .gitignore, and new
+    files with commented examples of every declaration. The gold models `dptool generate` writes are disabled
+    unless the dbt var dptool_gold is true: no dbt command of yours builds them, whatever it selects. Never
+    rewrites a file of yours: what it cannot add, it says in a note (a generate_schema_name of yours). Running
+    it again changes nothing.
     """
     from dptool.project.scaffold import init as run
 
@@ -173,8 +187,8 @@ def init(project_dir, dry_run):
     click.echo("  dbt deps")
     click.echo("  dbt build")
     click.echo("  dptool generate")
-    click.echo("  dbt build --selector dptool_gold --threads 1    # the gold models and their rule tests, "
-               "when you want them")
+    click.echo("  dbt build --selector dptool_gold --vars '{dptool_gold: true}' --threads 1    # the gold models "
+               "and their rule tests, when you want them")
 
 
 @main.group()
@@ -216,6 +230,8 @@ def rule_new(rule_id, metrics, rule_type, title, rules_dir, project_dir, dry_run
         click.echo(f"  {note}")
     if not dry_run:
         click.echo("next: make the macro change q, write the document, then `dbt build` and `dptool generate`")
+        click.echo("  (its knowledge tasks ask for the numbers, dates and **bold** terms of the document's `## Rule` "
+                   "section and for the date on its `Effective date` line; a TODO left there gives none)")
 
 
 @main.command("demo-data")
@@ -312,7 +328,8 @@ def ablate():
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
 def ablate_pairing(project_dir, profiles_dir, dbt_target, seed, limit, bundle):
     """Re-pair every rule task's metric with the graph's rule, the most similar rule by text and a random
-    rule; re-execute with dbt; put the share of pairings that change the answer into BUNDLE/card.md."""
+    rule; re-execute with dbt (compiled, run on the target, nothing built); put the share of pairings that change
+    the answer into BUNDLE/card.md."""
     from dptool.generate.ablate import markdown, run_pairing, update_bundle
     from dptool.generate.refresh import read_tasks
     from dptool.project.catalog import load_catalog
@@ -322,7 +339,7 @@ def ablate_pairing(project_dir, profiles_dir, dbt_target, seed, limit, bundle):
     _lock(project_dir, "dptool ablate pairing")
     project = DbtProject(project_dir, profiles_dir, dbt_target)
     catalog = load_catalog(project.load_manifest(), str(project.manifest_path))
-    result = run_pairing(project, catalog, read_tasks(bundle), seed, limit)
+    result = run_pairing(project, catalog, read_tasks(bundle), seed, limit, echo=click.echo, progress=True)
     update_bundle(Path(bundle), result)
     click.echo(markdown(result))
 

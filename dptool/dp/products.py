@@ -227,8 +227,10 @@ def _request(dp_id: str, members: list[tuple[str, dict, dict]]) -> tuple[str, li
         if not holders:
             raise DptoolError(f"{where}: data product {dp_id!r} has no meta.dptool.data_product.request "
                               "(the data product request, 2-4 sentences)")
-        raise DptoolError(f"{where}: data product {dp_id!r} declares its request on {len(holders)} models; "
-                          "declare it on one")
+        named = " and ".join(_where(node) for node, _ in holders)
+        raise DptoolError(f"data product {dp_id!r} declares its request on {len(holders)} models ({named}); "
+                          "declare it on one (a `dptool dp create --name` that reuses a hand-made data product's id "
+                          "adds a second)")
     node, decl = holders[0]
     if not isinstance(decl["request"], str):
         raise DptoolError(f"{_where(node)}: meta.dptool.data_product.request must be text")

@@ -234,20 +234,47 @@ class Report:
                 "data_products": [asdict(s) for s in self.scores]}
 
 
-def score(pred: dpjson.Document, gold: dpjson.Document, hard_min_columns: int = HARD_MIN_COLUMNS) -> Report:
-    """Score every gold data product against the predicted one with the same id."""
+def score(pred: dpjson.Document, gold: dpjson.Document, hard_min_columns: int = HARD_MIN_COLUMNS,
+          gold_id: str | None = None) -> Report:
+    """Score every gold data product against the predicted one with the same id; with `gold_id`, only that gold
+    data product, against the prediction's one data product (or the one of that id), whatever its id."""
+    if gold_id is not None:
+        return _score_against(pred, gold, hard_min_columns, gold_id)
     by_id = {dp.id: dp for dp in pred.data_products}
     scores = []
     for g in sorted(gold.data_products, key=lambda d: d.id):
-        db = gold.databases.get(g.db_id)
-        if db is None:
-            raise DptoolError(f"gold data product {g.id!r}: the file has no database {g.db_id!r} "
-                              "(needed for the Hard subset and the questions' columns)")
         p = by_id.get(g.id) or dpjson.DataProduct(g.id, g.db_id, "", ())
-        scores.append(_score_one(p, pred.dialect, g, gold.dialect, db, hard_min_columns))
+        scores.append(_score_one(p, pred.dialect, g, gold.dialect, _database(gold, g), hard_min_columns))
     unmatched = sorted(set(by_id) - {g.id for g in gold.data_products})
     sizes = {g.db_id: gold.databases[g.db_id].n_columns for g in gold.data_products}
     return Report(scores, unmatched, sizes, hard_min_columns)
+
+
+def _score_against(pred: dpjson.Document, gold: dpjson.Document, hard_min_columns: int, gold_id: str) -> Report:
+    g = next((d for d in gold.data_products if d.id == gold_id), None)
+    if g is None:
+        raise DptoolError(f"--gold-id {gold_id!r}: the gold file has no such data product (its data products: "
+                          f"{', '.join(sorted(d.id for d in gold.data_products)) or 'none'})")
+    if len(pred.data_products) == 1:
+        p = pred.data_products[0]
+    else:
+        p = next((d for d in pred.data_products if d.id == gold_id), None)
+        if p is None:
+            raise DptoolError(f"--gold-id {gold_id!r}: the prediction holds {len(pred.data_products)} data products "
+                              f"({', '.join(sorted(d.id for d in pred.data_products)) or 'none'}) and none of that "
+                              "id; --gold-id scores one prediction")
+    db = _database(gold, g)
+    unmatched = sorted(d.id for d in pred.data_products if d is not p)
+    return Report([_score_one(p, pred.dialect, g, gold.dialect, db, hard_min_columns)], unmatched,
+                  {g.db_id: db.n_columns}, hard_min_columns)
+
+
+def _database(gold: dpjson.Document, g: dpjson.DataProduct) -> dpjson.Database:
+    db = gold.databases.get(g.db_id)
+    if db is None:
+        raise DptoolError(f"gold data product {g.id!r}: the file has no database {g.db_id!r} "
+                          "(needed for the Hard subset and the questions' columns)")
+    return db
 
 
 def _score_one(p: dpjson.DataProduct, p_dialect: str, g: dpjson.DataProduct, g_dialect: str,

@@ -1,10 +1,11 @@
 """`dptool ablate pairing`: DI-Bench Table 8 — does the graph pick rules that change answers?
 
 Every rule task's metric is paired again with three rules: the graph's (the task's own rule), the most
-similar other rule by text (BM25 over the rule documents), and a random other rule. Each pairing is
-built by dbt as a gold model (base next to the paired rule); the share of pairings whose answer changes
-is reported per strategy. A pairing that cannot apply (the rule names a column the metric lacks) does
-not change the answer.
+similar other rule by text (BM25 over the rule documents), and a random other rule. Each pairing's gold query
+(base next to the paired rule) is compiled by dbt, as generate compiles its candidates (dptool.project.batch),
+and run on the target: nothing is built, so no table or schema is left behind. The share of pairings whose
+answer changes is reported per strategy. A pairing that cannot apply (the rule names a column the metric
+lacks, its query fails) does not change the answer.
 """
 
 from __future__ import annotations
@@ -12,19 +13,24 @@ from __future__ import annotations
 import json
 import random
 import re
-import shutil
+import sys
+from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
+import click
 from rank_bm25 import BM25Okapi
 
 from dptool.errors import DptoolError
 from dptool.generate.materialize import rows_differ
 from dptool.outdir import BUNDLE, update_files
+from dptool.project.batch import compile_texts
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import DbtProject
 from dptool.project.warehouse import Warehouse
 
 STRATEGIES = ("graph", "similar text", "random")
+# where pairings were once written as models and built: a run killed then left them, which the project lock clears
 FOLDER = Path("models") / "dptool_ablation"
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -66,34 +72,36 @@ def _model_sql(p: dict, catalog: Catalog) -> str:
             args.append(f"{key}={spec[key]}")
     if spec.get("period"):
         args.append(f"period={spec['period']}")
-    return ("{{ config(materialized='table', schema='dptool_ablation', tags=['dptool_ablation']) }}\n"
-            "{{ dptool.gold(" + ", ".join(args) + ") }}\n")
+    return "{{ dptool.gold(" + ", ".join(args) + ") }}\n"
 
 
 def run_pairing(project: DbtProject, catalog: Catalog, tasks: list[dict], seed: int = 42,
-                limit: int | None = None) -> dict:
-    """Build every pairing with dbt and count, per strategy, the pairings that change the answer."""
+                limit: int | None = None, echo: Callable[[str], None] = lambda _: None,
+                progress: bool = False) -> dict:
+    """Compile and run every pairing's gold query and count, per strategy, the pairings that change the answer.
+
+    `echo` is told what runs (a stage line, as generate's); with `progress`, a bar on stderr counts its steps."""
     plan = pairings(tasks, catalog, seed, limit)
     if not plan:
         raise DptoolError("the bundle has no rule task with a stored spec to re-pair")
-    folder = project.project_dir / FOLDER
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    try:
-        for i, p in enumerate(plan, start=1):
-            p["model"] = f"a_{i:04d}"
-            (folder / f"{p['model']}.sql").write_text(_model_sql(p, catalog), encoding="utf-8")
-        results = project.run("build", "--select", "tag:dptool_ablation")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    built = {r.name: r for r in results if r.resource_type == "model" and r.status == "success"}
-    with Warehouse.of(project.connection()) as wh:
-        for p in plan:
-            node = built.get(p["model"])
-            if node is None:
-                p["changes"] = False
-                continue
-            p["changes"] = rows_differ(*wh.query(f"select * from {node.relation_name}"))
+    echo(f"[ablate] dbt compile of {len(plan)} pairings ({len(plan) // len(STRATEGIES)} rule tasks, "
+         f"{len(STRATEGIES)} rules each), their SQL run on the target")
+    for i, p in enumerate(plan, start=1):
+        p["model"] = f"a_{i:04d}"
+        p["changes"] = False
+    # texts of one metric together: a batch injects the metric models of all its texts
+    order = sorted(plan, key=lambda p: (p["spec"]["metric"], p["model"]))
+    # two steps per pairing: compiled, run
+    with click.progressbar(length=2 * len(plan), label="  pairings", file=sys.stderr if progress else _Null()) as bar:
+        compiled = compile_texts(project, {p["model"]: _model_sql(p, catalog) for p in order}, bar.update)
+        runnable = [p for p in plan if compiled[p["model"]].sql is not None]
+        bar.update(len(plan) - len(runnable))  # a pairing that does not compile runs nothing
+        # the queries closed as soon as the loop ends, by an error or Ctrl-C too: those still running stop
+        with Warehouse.of(project.connection()) as wh, \
+                closing(wh.query_shared(compiled[p["model"]].query for p in runnable)) as results:
+            for p, result in zip(runnable, results, strict=True):
+                bar.update(1)
+                p["changes"] = not isinstance(result, Exception) and rows_differ(*result)
     table = {}
     for strategy in STRATEGIES:
         chosen = [p for p in plan if p["strategy"] == strategy]
@@ -119,3 +127,13 @@ def update_bundle(bundle: Path, result: dict) -> None:
     card = card.split("\n## Pairing ablation")[0].rstrip("\n") + "\n\n" + markdown(result)
     update_files(bundle, BUNDLE, {"ablation.json": json.dumps(result, indent=2, sort_keys=True) + "\n",
                                   "card.md": card})
+
+
+class _Null:
+    """A file that swallows the bar (no progress asked for)."""
+
+    def write(self, _):
+        pass
+
+    def flush(self):
+        pass

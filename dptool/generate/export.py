@@ -120,6 +120,16 @@ def write_kb(folder: Path, catalog: Catalog) -> None:
         write_domain_kb(folder / domain, catalog, domain)
 
 
+def titled(rule) -> str:
+    """A rule's document headed by its title, once: a document that starts with it is not given it again."""
+    text = rule.document.strip()
+    first = text.splitlines()[0] if text else ""
+    if " ".join(first.removeprefix("# ").split()).casefold() != " ".join(rule.title.split()).casefold() \
+            or not first.startswith("# "):
+        text = f"# {rule.title}\n\n{text}"
+    return text
+
+
 def write_domain_kb(folder: Path, catalog: Catalog, domain: str) -> None:
     """One domain's knowledge base: its metric catalog (metrics.md) and its rule documents (rules/<id>.md)."""
     rules = folder / "rules"
@@ -127,7 +137,7 @@ def write_domain_kb(folder: Path, catalog: Catalog, domain: str) -> None:
     for rule_id, rule in sorted(catalog.rules.items()):
         # in every domain whose metrics it modifies: the catalog's Policies lines cite it there
         if domain in {rule.domain, *(catalog.metrics[m].domain for m in rule.modifies if m in catalog.metrics)}:
-            (rules / f"{rule_id}.md").write_text(f"# {rule.title}\n\n{rule.document.strip()}\n", encoding="utf-8")
+            (rules / f"{rule_id}.md").write_text(titled(rule) + "\n", encoding="utf-8")
     lines = ["# Metric catalog", "", *METRICS_PREAMBLE, "", *conventions_section(catalog.conventions.get(domain))]
     for _, m in sorted(catalog.metrics.items()):
         if m.domain != domain:

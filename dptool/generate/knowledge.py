@@ -33,6 +33,7 @@ _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(\s?%|\s?per\s?cent)?(?![\w])")
 _EFFECTIVE = re.compile(r"\beffective\b", re.IGNORECASE)
 _EFFECTIVE_LABEL = re.compile(r"\beffective\s*(?:date|from|as of|since)\b", re.IGNORECASE)
+_ROW_COUNT = re.compile(r"\b(?:sum|count)\s*\(\s*(?:distinct\s+)?1\s*\)", re.IGNORECASE)
 MAX_FACTS = 6
 EFFECTIVE_DATE = "effective_date"  # answer_format.asks of a task on the date a rule takes effect
 
@@ -124,7 +125,9 @@ def effective_date_task(rule: Rule, catalog: Catalog) -> dict | None:
 def metric_task(metric: Metric) -> dict | None:
     """A knowledge-retrieval task on a metric catalog entry whose formula holds checkable numbers."""
     passage = f"{metric.label}: {metric.formula}"
-    facts = key_facts(metric.formula)
+    # a row count written SUM(1) or COUNT(1) (a semantic-layer measure of `expr: 1`) states no fact: its 1 is no
+    # constant of the definition an agent could be asked for
+    facts = key_facts(_ROW_COUNT.sub("count of rows", metric.formula))
     if not facts:
         return None
     return _task(metric.domain, _metric_questions(metric)[0], passage, facts, [metric.id], [], [],
@@ -242,6 +245,21 @@ def _task(domain, question, passage, facts, metric_ids, rule_ids, rule_types, su
         "subgraph_id": subgraph,
         "dbt_node": node,
     }
+
+
+def knowledge_gaps(catalog: Catalog) -> list[str]:
+    """Why a rule document gives no knowledge task, one line per rule that gets none (none said silently)."""
+    lines = []
+    for rule in sorted(catalog.rules.values(), key=lambda r: r.id):
+        if rule_task(rule, catalog) or effective_date_task(rule, catalog):
+            continue
+        passage = governing_passage(rule.document)
+        why = ("it has no `## Rule` section (the passage a knowledge task asks about)" if not passage else
+               "its `## Rule` section states no number, date or **bold** term to check")
+        when = (f", and no line saying 'effective' names its effective_from {rule.effective_from}"
+                if rule.effective_from else ", and it has no effective_from")
+        lines.append(f"note: rule {rule.id}'s document gives no knowledge task: {why}{when}")
+    return lines
 
 
 def knowledge_tasks(catalog: Catalog) -> list[dict]:

@@ -27,7 +27,7 @@ from dptool.generate.bundles import served_elsewhere, write_list
 from dptool.generate.instantiate import Candidate
 from dptool.project.batch import compile_texts
 from dptool.project.catalog import Catalog
-from dptool.project.dbt import Connection, DbtProject
+from dptool.project.dbt import GOLD_VAR, Connection, DbtProject
 from dptool.project.warehouse import Warehouse
 from dptool.sql import literal
 
@@ -35,6 +35,8 @@ GOLD_DIR = Path("models") / "dptool_gold"
 GOLD_TAG = "dptool_gold"
 GOLD_SCHEMA = "dptool_gold"
 GOLD_GROUP = "dptool_gold"
+# gold models are disabled unless the dbt var GOLD_VAR asks for them (see dptool.project.dbt)
+ENABLED = "enabled=var('" + GOLD_VAR + "', false), "
 OVERVIEW = "dptool_tasks"
 GROUP = {"name": GOLD_GROUP, "owner": {"name": "dptool generate"},
          "description": f"The gold models of the benchmark, one per task, and their overview `{OVERVIEW}`."}
@@ -61,8 +63,8 @@ def model_sql(c: Candidate, catalog: Catalog | None = None) -> str:
 
     With the catalog, a composite's rules go to the metrics they modify (`Catalog.rules_argument`).
     """
-    config = ("{{ config(materialized='table', schema='" + GOLD_SCHEMA + "', tags=['" + GOLD_TAG + "'], group='"
-              + GOLD_GROUP + "', docs={'show': false}) }}\n")
+    config = ("{{ config(" + ENABLED + "materialized='table', schema='" + GOLD_SCHEMA + "', tags=['" + GOLD_TAG
+              + "'], group='" + GOLD_GROUP + "', docs={'show': false}) }}\n")
     return HEADER + config + gold_call(c, catalog) + "\n" + lineage_sql(c.metric, applied_rules(c))
 
 
@@ -234,7 +236,7 @@ def overview_sql(tasks: list[OverviewRow]) -> str:
         t.task_id, t.analysis_type, t.metric, ", ".join(t.rules)), strict=True)]).sql(pretty=True)
         for t in tasks)
     metrics = sorted({t.metric for t in tasks})
-    return (HEADER + "{{ config(materialized='view', schema='" + GOLD_SCHEMA + "', tags=['" + GOLD_TAG
+    return (HEADER + "{{ config(" + ENABLED + "materialized='view', schema='" + GOLD_SCHEMA + "', tags=['" + GOLD_TAG
             + "'], group='" + GOLD_GROUP + "') }}\n"
             + "{#- lineage: every metric the tasks ask about, declared while dbt parses (a ref of an ephemeral model "
               "at run time would inline it) -#}\n"

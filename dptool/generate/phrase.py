@@ -6,6 +6,7 @@ table, a column or the document that governs the answer.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 from dptool.generate.enrich import TREND_RULE
@@ -19,6 +20,29 @@ def plural(noun: str) -> str:
     if noun.endswith("y") and noun[-2:-1] not in "aeiou":
         return noun[:-1] + "ies"
     return noun + "s"
+
+
+def rows_of(grain: str) -> str:
+    """A metric's row grain as counted rows: "order item" (a semantic model's name) reads "order items"."""
+    words = grain.split()
+    if not words or words[-1].endswith("s"):
+        return grain
+    return " ".join([*words[:-1], plural(words[-1])])
+
+
+def _is_plural(label: str) -> bool:
+    """A label whose last word reads as a plural ("Orders", "Gross Billings"), not "Net Loss" or "Status"."""
+    last = label.split()[-1] if label.split() else ""
+    return last.endswith("s") and not last.endswith(("ss", "us", "is")) and last[:1].isalpha()
+
+
+# a column name's suffix that says it is a dimension ("order_total_dim"): a stakeholder never says it
+_DIMENSION_SUFFIX = re.compile(r"\s+(?:dim|dimension)$", re.IGNORECASE)
+
+
+def dimension_label(label: str) -> str:
+    """A dimension as a question names it: "order total dim" reads "order total"."""
+    return _DIMENSION_SUFFIX.sub("", label) or label
 
 
 def spoken(value) -> str:
@@ -55,16 +79,18 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
     """The question of a task, from its candidate and its computed answer."""
     metric = catalog.metrics[c.metric]
     dim = catalog.dimensions[c.skeleton.dimension]
+    label = dimension_label(dim.label)
     window = f"in {c.window.label}" if c.window else "over the whole history"
     subject = f"our {metric.label}"
     condition = ""
     if c.dimension_column in c.slice:
-        condition = f" for {dim.label} {spoken(c.slice[c.dimension_column])}"
+        condition = f" for {label} {spoken(c.slice[c.dimension_column])}"
     hint = answer_hint(metric.format, metric.unit)
     if c.analysis_type == "point_query":
-        text = f"What was {subject}{condition} {window}? {hint}"
+        was = "were" if _is_plural(metric.label) else "was"  # "What were our Orders", not "What was our Orders"
+        text = f"What {was} {subject}{condition} {window}? {hint}"
     elif c.analysis_type == "ranking":
-        text = (f"Among {plural(dim.label)} with {at_least(c.min_rows, c.metric, catalog)} {window}"
+        text = (f"Among {plural(label)} with {at_least(c.min_rows, c.metric, catalog)} {window}"
                 f"{counted(c.metric, c.rules, metric.grain, catalog)}, which {c.k} had the highest {metric.label}? "
                 "List them from highest to lowest with the value of each.")
     elif c.analysis_type == "trend_analysis":
@@ -73,15 +99,15 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
                 "the month of its peak.")
     elif c.analysis_type == "comparison":
         a, b = (spoken(g) for g in c.slice["groups"])
-        text = (f"{window[0].upper() + window[1:]}, which had the higher {metric.label}: {dim.label} {a} or "
-                f"{dim.label} {b}? Give the value of each.")
+        text = (f"{window[0].upper() + window[1:]}, which had the higher {metric.label}: {label} {a} or "
+                f"{label} {b}? Give the value of each.")
     elif c.analysis_type == "significance_testing":
         a, b = (spoken(g) for g in c.slice["groups"])
-        text = (f"{window[0].upper() + window[1:]}, is the difference in {metric.label} between {dim.label} {a} "
-                f"and {dim.label} {b} statistically significant at the 5% level? Use a two-tailed Welch's t-test "
-                f"over the individual {metric.grain} and give the p-value.")
+        text = (f"{window[0].upper() + window[1:]}, is the difference in {metric.label} between {label} {a} "
+                f"and {label} {b} statistically significant at the 5% level? Use a two-tailed Welch's t-test "
+                f"over the individual {rows_of(metric.grain)} and give the p-value.")
     elif c.analysis_type == "decomposition":
-        text = (f"Break down {subject} by {dim.label} {window}: give the value for every {dim.label}. "
+        text = (f"Break down {subject} by {label} {window}: give the value for every {label}. "
                 f"{hint}")
     elif c.analysis_type == "counterfactual":
         withdrawn = catalog.rules[c.slice["withdrawn_rule"]]
@@ -102,7 +128,7 @@ def at_least(n: int, metric_id: str, catalog: Catalog) -> str:
     "at least 30 delivered orders and at least 30 reviews", never one count over both."""
     leaves = [m for m in catalog.metric_tree(metric_id) if not catalog.metrics[m].components]
     grains = list(dict.fromkeys(catalog.metrics[m].grain for m in leaves)) or [catalog.metrics[metric_id].grain]
-    return " and ".join(f"at least {n} {g}" for g in grains)
+    return " and ".join(f"at least {n} {rows_of(g)}" for g in grains)
 
 
 def counted(metric_id: str, rules, grain: str, catalog: Catalog) -> str:
@@ -110,7 +136,7 @@ def counted(metric_id: str, rules, grain: str, catalog: Catalog) -> str:
     if not catalog.rules_of(metric_id):
         return ""
     if rules:
-        return f" (counted after the policies have excluded any {grain})"
+        return f" (counted after the policies have excluded any {rows_of(grain)})"
     return " (counted before any policy)"
 
 

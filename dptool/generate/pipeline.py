@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import threading
@@ -24,12 +25,12 @@ from dptool.generate.export import card, describe, describe_task, write_bundle
 from dptool.generate.graph import build_graph, graph_stats, graph_to_json
 from dptool.generate.ids import Ids, knowledge_key
 from dptool.generate.instantiate import instantiate, plausible_types
-from dptool.generate.knowledge import knowledge_tasks
+from dptool.generate.knowledge import knowledge_gaps, knowledge_tasks
 from dptool.generate.materialize import GOLD_DIR, Built, materialize, write_models
 from dptool.generate.parity import check_parity
 from dptool.generate.phrase import phrase
 from dptool.generate.probe import probe
-from dptool.generate.profile import profile_dimensions
+from dptool.generate.profile import profile_dimensions, unmatched_conditions
 from dptool.generate.proofs import read_proofs
 from dptool.generate.refresh import diff, markdown, read_tasks, reasked, settings_line
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
@@ -41,6 +42,7 @@ from dptool.project.dbt import DbtProject, dbt_version
 from dptool.project.digests import snapshot
 from dptool.project.lock import project_lock
 from dptool.project.prepare import manifest_behind_generated, prepare_catalog
+from dptool.project.scaffold import SCAFFOLD_TODO
 from dptool.project.semantic import GENERATED_DIR as SEMANTIC_DIR
 from dptool.project.warehouse import Warehouse
 from dptool.sql import SharedQuery, VariantWriter, dialect_of, relation_key
@@ -216,6 +218,9 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
     with stage("load", "reading target/manifest.json"):
         manifest = project.load_manifest()
         catalog = prepare_catalog(project, manifest, rules_dir=rules_dir, echo=echo)  # + semantic-layer models
+        unwritten = unwritten_rules(catalog, manifest)
+        for line in unwritten:
+            echo(f"  {line}")
         connection = project.connection()
         dialect = dialect_of(connection.adapter_type)
     with stage("graph", f"{len(catalog.metrics)} metrics, {len(catalog.rules)} rules, {len(catalog.tables)} tables"):
@@ -228,7 +233,10 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
     with stage("sample", "profiling dimensions and selecting task skeletons"):
         with Warehouse.of(connection) as wh:
             profiles = profile_dimensions(catalog, wh)
+            conditions = unmatched_conditions(catalog, wh, manifest)
             proofs = read_proofs(manifest, catalog, wh)
+        for line in conditions:
+            echo(f"  {line}")
         if proofs.unchanged:
             echo(f"  note: {len(proofs.unchanged)} rule links change nothing on this data (their catalog-level "
                  "proofs warn; card.md lists them): " + ", ".join(f"{r} -> {m}" for r, m in proofs.unchanged))
@@ -287,9 +295,12 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                 done.add(_round(project, again, catalog, connection, dialect, progress, reviewer))
         _drop_duplicates(done)
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
-    warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + warnings
+    warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + unwritten + conditions + \
+        warnings
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
         known = knowledge_tasks(catalog)
+        for line in knowledge_gaps(catalog):
+            echo(f"  {line}")
         for task in known:
             task["task_id"] = ids(knowledge_key(task))
         kept, rejected = reviewer(known) if reviewer else validate(known, catalog)
@@ -350,6 +361,32 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                           reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
                           dbt_seconds=round(project.dbt_seconds, 3), cpu_timings=stage.cpu, rows=done.rows,
                           warnings=warnings)
+
+
+def unwritten_rules(catalog: Catalog, manifest: dict) -> list[str]:
+    """Rules whose document is still `dptool rule new`'s scaffold (its TODO), a warning each. A scaffold left as it
+    is, its macro returning q unchanged, changes nothing: it leaves the catalog (no task, no kb/rules/ document)."""
+    macros = manifest.get("macros") or {}
+    lines = []
+    for rule_id, rule in sorted(catalog.rules.items()):
+        if SCAFFOLD_TODO not in rule.document:
+            continue
+        if _unchanged_scaffold((macros.get(rule.unique_id) or {}).get("macro_sql") or ""):
+            del catalog.rules[rule_id]
+            lines.append(f"warning: rule {rule_id} ({rule.unique_id}) is still the `dptool rule new` scaffold: its "
+                         "macro returns q unchanged and its document is a TODO, so it is left out (no task, no "
+                         "kb/rules/ document) until both are written")
+        else:
+            lines.append(f"warning: rule {rule_id} ({rule.unique_id}): its document is still the `dptool rule new` "
+                         f"scaffold (TODO): kb/rules/{rule_id}.md tells an agent nothing of the rule")
+    return lines
+
+
+def _unchanged_scaffold(macro_sql: str) -> bool:
+    """Whether a rule macro only returns its spec: `{{ return(q) }}` and comments."""
+    body = re.sub(r"\{#.*?#\}", "", macro_sql, flags=re.DOTALL)
+    body = re.sub(r"\{%-?\s*(?:end)?macro\b.*?-?%\}", "", body, flags=re.DOTALL)
+    return re.fullmatch(r"\s*\{\{-?\s*return\(\s*q\s*\)\s*-?\}\}\s*", body) is not None
 
 
 def _round(project, candidates, catalog, connection, dialect, progress, reviewer=None) -> Round:

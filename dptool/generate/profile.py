@@ -125,3 +125,37 @@ def data_span(catalog: Catalog, metric: Metric, profiles: dict[str, DimensionPro
         first = max(first, min(months)) if first else min(months)
         last = min(last, max(months)) if last else max(months)
     return (first, last) if first else None
+
+
+def unmatched_conditions(catalog: Catalog, warehouse: Warehouse, manifest: dict) -> list[str]:
+    """A line for each `applies_when` value no row of its column holds (a typo such as `Brooklynn`): the rule's
+    condition then matches nothing, and its tasks would ask about a value the data does not have."""
+    dialect = warehouse.dialect
+    macros = manifest.get("macros") or {}
+    lines = []
+    for _, rule in sorted(catalog.rules.items()):
+        for column, value in sorted(rule.applies_when.items()):
+            dims = [d for d in catalog.dimensions.values() if d.column == column
+                    and catalog.tables[d.table].domain == rule.domain]
+            if not dims:
+                continue
+            found, seen = False, []
+            for dim in sorted(dims, key=lambda d: d.table):
+                table = sqlglot.to_table(catalog.tables[dim.table].relation_name, dialect=dialect)
+                text = exp.cast(exp.column(column), exp.DataType.build("text"))
+                sql = exp.select(exp.func("count", exp.Star())).from_(table).where(text.eq(exp.Literal.string(value)))
+                if warehouse.query(sql.sql(dialect))[1][0][0]:
+                    found = True
+                    break
+                top = exp.select(exp.column(column)).from_(table).where(exp.column(column).is_(exp.null()).not_()) \
+                    .group_by(exp.column(column)).order_by(exp.column(column)).limit(6)
+                seen += [str(plain(v)) for (v,) in warehouse.query(top.sql(dialect))[1]]
+            if not found:
+                node = macros.get(rule.unique_id) or {}
+                path = (node.get("patch_path") or node.get("original_file_path") or "?").split("://")[-1]
+                tables = ", ".join(f"{catalog.tables[d.table].name}.{column}" for d in dims)
+                lines.append(f"warning: {path}: {rule.unique_id}: meta.dptool.rule.applies_when.{column}: {value!r} "
+                             f"is in no row of {tables} (it holds {', '.join(repr(v) for v in seen[:5])}"
+                             f"{', ...' if len(seen) > 5 else ''}); the "
+                             f"rule's condition matches nothing: a typo?")
+    return lines

@@ -25,6 +25,14 @@ os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "False")
 _COMPILING = frozenset({"build", "compile", "run", "test", "seed", "snapshot", "show", "docs", "retry", "clone",
                         "run-operation"})
 
+# The dbt var that enables the gold models (models/dptool_gold/): they are off unless a command asks for them
+# (`--vars '{dptool_gold: true}'`), so that none of a repo's own dbt commands builds them, whatever it selects (a
+# --select, --exclude or --selector replaces any default selector). dptool's own dbt calls pass it (DbtProject.run).
+GOLD_VAR = "dptool_gold"
+GOLD_VARS = '{"' + GOLD_VAR + '": true}'
+# the commands that take --vars
+_WITH_VARS = _COMPILING | {"parse", "ls", "list", "source"}
+
 
 @dataclass(frozen=True)
 class NodeResult:
@@ -110,8 +118,10 @@ class DbtProject:
         check_manifest(manifest, str(path))
         return manifest
 
-    def run(self, *args: str, on_node_done: Callable[[], None] | None = None) -> list[NodeResult]:
+    def run(self, *args: str, on_node_done: Callable[[], None] | None = None, gold: bool = False) -> list[NodeResult]:
         """Run one dbt command (e.g. "build", "--select", "tag:x") and return its per-node results.
+
+        With `gold`, the gold models are enabled (GOLD_VAR); without, they are disabled, as in a user's own runs.
 
         `on_node_done` is called as each node finishes (for a progress bar). Raises DptoolError when
         dbt itself fails (compilation, connection); failing models and tests are results, not errors.
@@ -132,6 +142,8 @@ class DbtProject:
         ]
         if self.target:
             cli += ["--target", self.target]
+        if gold and args and args[0] in _WITH_VARS and "--vars" not in args:
+            cli += ["--vars", GOLD_VARS]
         if args and args[0] in _COMPILING:
             cli += ["--threads", "1"]  # see _COMPILING
         failed: dict[str, str] = {}

@@ -1,6 +1,6 @@
 """`dptool init` and `dptool rule new`: set a dbt project up for dptool, and scaffold a rule.
 
-Both only add: a line to packages.yml (or dependencies.yml), lines to .gitignore, selectors to selectors.yml,
+Both only add: a line to packages.yml (or dependencies.yml), lines to .gitignore, a selector to selectors.yml,
 and new files. An existing file of the user's is never rewritten; what init cannot add safely it says in one
 line (a note). A dry run says what would change and writes nothing. Running init twice changes nothing the
 second time.
@@ -9,6 +9,7 @@ second time.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +18,14 @@ import yaml
 
 import dptool
 from dptool.errors import DptoolError
+from dptool.project.dbt import GOLD_VAR
 
 GENERATED = ("models/dptool_gold/", "models/dptool_semantic/")
 GOLD = "dptool_gold"  # the gold models' tag, group, custom schema and selector
-DEFAULT_SELECTOR = "everything_but_dptool_gold"
 # the line that keeps gold models in their schema whatever else a project's generate_schema_name does
 SCHEMA_LINE = "{%- if custom_schema_name == 'dptool_gold' %}{{ return('dptool_gold') }}{% endif -%}"
+# the first line of a rule document `rule new` writes: one still holding it was never written (generate warns)
+SCAFFOLD_TODO = "TODO: write the rule as the business states it"
 RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
 _ID = re.compile(r"[a-z][a-z0-9_]*")
 
@@ -156,7 +159,10 @@ def _package_change(root: Path) -> Change:
     entries = (data or {}).get("packages") or []
     if not isinstance(entries, list):
         raise DptoolError(f"{path}: `packages` is not a list")
-    value = json.dumps(str(ours))
+    # relative to the project: packages.yml and the package-lock.yml `dbt deps` writes are tracked files, and an
+    # absolute path would be this machine's (a venv inside the project gives every clone the same path)
+    relative = package_path(root)
+    value = json.dumps(relative)
     for entry in entries:
         local = entry.get("local") if isinstance(entry, dict) else None
         if not local:
@@ -164,23 +170,29 @@ def _package_change(root: Path) -> Change:
         where = (root / local).resolve() if not Path(local).is_absolute() else Path(local).resolve()
         if _name_of(where) != "dptool":
             continue
-        if where == ours:
+        if where == ours and not Path(local).is_absolute():
             return Change(target, "ok", f"has the dptool dbt package {version} ({local})")
         old = _version_of(where) or "?"
         pattern = re.compile(r"(local:\s*)(['\"]?)" + re.escape(str(local)) + r"\2")
         if not pattern.search(text):
-            raise DptoolError(f"{path}: points the dptool package at {local}; change it to {ours}")
+            raise DptoolError(f"{path}: points the dptool package at {local}; change it to {relative}")
         new = pattern.sub(lambda m: m.group(1) + value, text, count=1)
-        return Change(target, "update", f"the dptool package: {local} ({old}) -> {ours} ({version})", new)
+        why = " (a path relative to the project, not this machine's)" if where == ours else ""
+        return Change(target, "update", f"the dptool package: {local} ({old}) -> {relative} ({version}){why}", new)
     line = f"- local: {value}  # the dptool dbt package {version}, inside the installed dptool\n"
     if not text.strip():
-        return Change(target, "create", f"- local: {ours}", "packages:\n  " + line)
+        return Change(target, "create", f"- local: {relative}", "packages:\n  " + line)
     block = re.search(r"^packages:[ \t]*(#.*)?$", text, re.M)
     items = re.findall(r"^([ \t]*)- ", text[block.end():], re.M) if block else []
     last_key = max((m.start() for m in re.finditer(r"^[A-Za-z_]", text, re.M)), default=-1)
     if block is None or not items or last_key != block.start():
-        raise DptoolError(f"{path}: cannot add a line safely; add `- local: {ours}` to its packages yourself")
-    return Change(target, "append", f"- local: {ours}", items[0] + line)
+        raise DptoolError(f"{path}: cannot add a line safely; add `- local: {relative}` to its packages yourself")
+    return Change(target, "append", f"- local: {relative}", items[0] + line)
+
+
+def package_path(root: Path) -> str:
+    """The dptool dbt package as a path relative to the project `root` (what init writes into packages.yml)."""
+    return Path(os.path.relpath(package_dir(), root.resolve())).as_posix()
 
 
 def _has_packages(path: Path) -> bool:
@@ -226,28 +238,19 @@ def _schema_change(root: Path, macro_paths: list[str]) -> Change | None:
     return None
 
 
-# --- selectors.yml: everyday builds without the gold models ---------------------------------------------------
+# --- selectors.yml: the gold models, when asked for -----------------------------------------------------------
 
-SELECTORS_HEADER = """\
-# dbt selectors. With no --select, --exclude or --selector, dbt (build, run, test, compile, ls, docs generate)
-# uses the one with `default: true`.
+# Everyday builds need no selector: the gold models are disabled unless the dbt var dptool_gold is true
+# (dptool.project.dbt.GOLD_VAR), whatever a command selects. This one selects them once enabled.
+GOLD_BUILD = f"dbt build --selector {GOLD} --vars '{{{GOLD_VAR}: true}}'"
+SELECTORS_HEADER = f"""\
+# dbt selectors. dptool's gold models are disabled unless the var {GOLD_VAR} is true, so no other dbt command
+# builds them; `{GOLD_BUILD}` builds them and their rule tests.
 selectors:
-"""
-DEFAULT_SELECTOR_YML = f"""\
-- name: {DEFAULT_SELECTOR}
-  description: "Every node but dptool's gold models and their tests: what a plain `dbt build` builds."
-  default: true
-  definition:
-    union:
-      - method: fqn
-        value: "*"
-      - exclude:
-          - method: tag
-            value: {GOLD}
 """
 GOLD_SELECTOR_YML = f"""\
 - name: {GOLD}
-  description: "dptool's gold models, their rule tests and their overview: `dbt build --selector {GOLD}`."
+  description: "dptool's gold models, their rule tests and their overview: `{GOLD_BUILD}`."
   definition:
     method: tag
     value: {GOLD}
@@ -255,12 +258,12 @@ GOLD_SELECTOR_YML = f"""\
 
 
 def _selectors_change(root: Path) -> Change:
-    """Add a default selector without the gold models and a selector of them, to what selectors.yml holds."""
+    """Add a selector of the gold models to what selectors.yml holds."""
     path = root / "selectors.yml"
     if not path.exists():
-        return Change("selectors.yml", "create", f"a plain `dbt build` skips the gold models (default selector "
-                      f"{DEFAULT_SELECTOR}); `dbt build --selector {GOLD}` builds them",
-                      SELECTORS_HEADER + _indent(DEFAULT_SELECTOR_YML + GOLD_SELECTOR_YML, "  "))
+        return Change("selectors.yml", "create", f"selector {GOLD}: `{GOLD_BUILD}` builds the gold models (no "
+                      "other dbt command does: they are disabled unless that var is true)",
+                      SELECTORS_HEADER + _indent(GOLD_SELECTOR_YML, "  "))
     text = path.read_text(encoding="utf-8")
     try:
         data = yaml.safe_load(text) if text.strip() else {}
@@ -269,48 +272,16 @@ def _selectors_change(root: Path) -> Change:
     selectors = (data or {}).get("selectors") or []
     if not isinstance(selectors, list) or not all(isinstance(s, dict) for s in selectors):
         raise DptoolError(f"{path}: `selectors` is not a list of selectors")
-    names = {s.get("name") for s in selectors}
-    default = next((s for s in selectors if s.get("default") is True), None)
-    missing = ([] if default else [DEFAULT_SELECTOR_YML]) + ([] if GOLD in names else [GOLD_SELECTOR_YML])
-    problem = ""
-    if default is not None and not _excludes_gold(default.get("definition")):
-        problem = (f"your default selector {default.get('name')!r} builds the gold models too: add "
-                   f"`- exclude: [{{method: tag, value: {GOLD}}}]` to the union of its definition")
-    if not missing:
-        return Change("selectors.yml", "note", problem) if problem else \
-            Change("selectors.yml", "ok", f"a plain `dbt build` skips the gold models; `dbt build --selector {GOLD}` "
-                                          "builds them")
+    if GOLD in {s.get("name") for s in selectors}:
+        return Change("selectors.yml", "ok", f"has selector {GOLD}: `{GOLD_BUILD}` builds the gold models")
     block = re.search(r"^selectors:[ \t]*(#.*)?$", text, re.M)
     items = re.findall(r"^([ \t]*)- ", text[block.end():], re.M) if block else []
     last_key = max((m.start() for m in re.finditer(r"^[A-Za-z_]", text, re.M)), default=-1)
-    what = " and ".join(f"selector {yaml.safe_load(m)[0]['name']}" for m in missing)
     if block is None or not items or last_key != block.start():
-        return Change("selectors.yml", "note", f"cannot add to it safely; add the {what} yourself (the README's "
-                                               "\"Everyday builds\" shows them)")
-    return Change("selectors.yml", "append", what + (f"; {problem}" if problem else ""),
-                  _indent("".join(missing), items[0]))
-
-
-def _excludes_gold(definition) -> bool:
-    """Whether a selector definition excludes the gold models' tag somewhere."""
-    if isinstance(definition, dict):
-        for key, value in definition.items():
-            if key == "exclude" and _names_gold(value):
-                return True
-            if _excludes_gold(value):
-                return True
-    elif isinstance(definition, list):
-        return any(_excludes_gold(item) for item in definition)
-    return False
-
-
-def _names_gold(value) -> bool:
-    if isinstance(value, dict):
-        return (value.get("method") == "tag" and value.get("value") == GOLD) or any(
-            _names_gold(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_names_gold(v) for v in value)
-    return isinstance(value, str) and value.strip() == f"tag:{GOLD}"
+        return Change("selectors.yml", "note", f"cannot add to it safely; add the selector {GOLD} yourself (the "
+                                               "README's \"Everyday builds\" shows it)")
+    return Change("selectors.yml", "append", f"selector {GOLD}: `{GOLD_BUILD}` builds the gold models",
+                  _indent(GOLD_SELECTOR_YML, items[0]))
 
 
 def _indent(text: str, prefix: str) -> str:
@@ -529,9 +500,13 @@ def plan_rule(project_dir: str | Path, rule_id: str, metrics: list[str] | str, r
               f"          type: {rule_type}", "          # effective_from: \"2024-01-01\"",
               f"          modifies: [{', '.join(metrics)}]",
               "          # applies_when: {dimension_column: value}    # a conditional rule's dimension value", ""]
-    body = (f"# {title}\n\nTODO: write the rule as the business states it: what it changes in "
-            f"{' and '.join(metrics)}, for which "
-            "rows, from when, and why. An agent must find this document and apply it to answer correctly.\n")
+    # a knowledge task asks for the facts of the `## Rule` section and for the date on the "Effective date" line
+    # (dptool.generate.knowledge): the scaffold has both, and no fact until they are written
+    body = (f"# {title}\n\n{SCAFFOLD_TODO}: what it changes in {' and '.join(metrics)}, for which rows, from when, "
+            "and why. An agent must find this document and apply it to answer correctly.\n\n"
+            "Effective date: TODO (the day `effective_from` names, its month written out)\n\n"
+            "## Rule\n\nTODO: the rule itself, with its numbers (thresholds, rates, periods): a knowledge task asks "
+            "for the numbers, dates and terms in bold of this section.\n")
     changes = [Change(f"{macro_dir}/{name}.sql", "create", "the rule macro: make it change q", sql),
                Change(f"{macro_dir}/{name}.yml", "create", "its properties (meta.dptool.rule)", "\n".join(props))]
     if described:
