@@ -444,7 +444,8 @@ def test_odd_paths_into_a_bundle_are_refused(bundle, project, tmp_path, args, sh
     assert (_tree(bundle), _tree(legacy)) == before
 
 
-def test_ctrl_c_during_a_query_of_answer_is_one_line_and_keeps_the_answers_file(tmp_path):
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGKILL"])
+def test_a_signal_during_a_query_of_answer_is_one_line_and_keeps_the_answers_file(tmp_path, sig):
     """SIGINT while `answer` ran a task's SQL: DuckDB raised RuntimeError("Query interrupted") and the user got a
     traceback (the answers file was kept)."""
     import signal
@@ -457,12 +458,40 @@ def test_ctrl_c_during_a_query_of_answer_is_one_line_and_keeps_the_answers_file(
                                                         "where i % 7 = 3"}
     (bundle / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in [TASKS[0], slow]), encoding="utf-8")
     out = tmp_path / "answers.jsonl"
+    assert run_cli("answer", str(bundle), "--agent", "empty", "--out", str(out)).returncode == 0
+    before = out.read_bytes()  # what an earlier run wrote: kept whatever ends this one
     proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", "answer", str(bundle), "--agent", "gold-sql", "--out",
                              str(out)], stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(8)  # the slow query is running (a Ctrl-C at start-up is another test's)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(getattr(signal, sig))
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "Traceback" not in err, err
-    assert err.strip().splitlines()[-1] == "error: interrupted", err
-    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["B"]
+    assert "Traceback" not in err, err
+    if sig == "SIGINT":
+        assert proc.returncode == 130 and err.strip().splitlines()[-1] == "error: interrupted", err
+    assert out.read_bytes() == before  # no temporary file left beside it either (a kill -9 comes before any write)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".dptool", "B", "answers.jsonl"]
+
+
+@pytest.mark.parametrize("command", ["answer", "score", "graph", "eval", "serve", "demo-data", "compare"])
+def test_round_four_a_read_only_parent_is_refused_for_every_command(bundle, project, tmp_path, command):
+    """generate's read-only case, for every other command that writes (a read-only bind mount, this process alone)."""
+    if not shutil.which("unshare"):
+        pytest.skip("needs util-linux unshare to mount a read-only folder")
+    parent = tmp_path / "ro"
+    parent.mkdir()
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("", encoding="utf-8")
+    target = str(parent / "out")
+    args = {"answer": ("answer", str(bundle), "--agent", "empty"), "score": ("score", str(bundle), str(answers)),
+            "graph": ("graph", "--project-dir", str(project)),
+            "eval": ("eval", str(bundle), "--model", "ollama:x", "--ollama-host", "http://127.0.0.1:9"),
+            "serve": ("serve", str(bundle)), "demo-data": ("demo-data", "--scale", "0.002"),
+            "compare": ("compare", str(answers), "--bundle", str(bundle))}[command]
+    script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" "$1" && shift && exec "$@"'
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", str(parent), sys.executable, "-m", "dptool.cli",
+                           *args, "--out", target], capture_output=True, text=True, timeout=120)
+    if proc.returncode != 1 and "mount" in proc.stderr:
+        pytest.skip(f"cannot mount here: {proc.stderr.strip()}")
+    _one_line(proc, "cannot write here", "Read-only file system")
+    assert list(parent.iterdir()) == []

@@ -205,3 +205,12 @@ def test_round_four_a_verdict_said_another_way_still_has_to_be_the_gold_one():
     assert compare(TREND, {**GOLD_TREND, "direction": "upward trend"}).kind == "wrong verdict"
     assert compare(TREND, {**GOLD_TREND, "peak_period": "199304"}).kind == "wrong verdict"
     assert compare(COMPARISON, {**GOLD_COMPARISON, "higher": "group_b"}).kind == "wrong verdict"
+
+
+def test_round_four_a_breakdown_of_one_group_may_be_a_mapping():
+    one = task("breakdown", [{"order_status": "delivered", "value": 0.038337}], key="order_status", format="percent")
+    assert compare(one, {"delivered": 0.038337}).correct  # was "expected a JSON array of rows, got an object"
+    assert compare(one, {"Delivered": "3.8337%"}).correct
+    assert not compare(one, {"delivered": 0.05}).correct
+    assert not compare(one, {"canceled": 0.038337}).correct
+    assert not compare(one, {"value": 0.038337}).correct  # which group is not said

@@ -200,7 +200,8 @@ def ranking(answer: Any, gold: list[dict], fmt: dict, tol: dict) -> None:
 def breakdown(answer: Any, gold: list[dict], fmt: dict, tol: dict) -> None:
     """Every group with its value, in any order."""
     key = fmt["key"]
-    if isinstance(answer, dict) and len(answer) > 1 and not any(isinstance(v, dict | list) for v in answer.values()):
+    if isinstance(answer, dict) and answer and not any(isinstance(v, dict | list) for v in answer.values()) and (
+            len(answer) > 1 or field_name(next(iter(answer))) not in ("value", field_name(key))):  # {"delivered": 0.4}
         rows = list(answer.items())  # {"SP": 1.2, "RJ": 3.4}: a set needs no order (duplicate keys are refused)
     else:
         rows = rows_of(answer, key)
