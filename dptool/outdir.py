@@ -169,7 +169,7 @@ def _foreign(folder: Path, kind: Kind, marker: dict | None) -> list[str]:
         for name in sorted(files):
             path = base / name
             rel = path.relative_to(folder).as_posix()
-            if rel == MARKER or _matches(name, _TEMP):
+            if rel == MARKER or _own_temp(rel, kind, recorded):
                 continue
             if path.is_symlink() or not stat.S_ISREG(path.lstat().st_mode):
                 foreign.append(rel)
@@ -184,6 +184,22 @@ def _foreign(folder: Path, kind: Kind, marker: dict | None) -> list[str]:
     return sorted(foreign)
 
 
+def _own_temp(rel: str, kind: Kind, recorded: dict[str, list[str]] | None) -> bool:
+    """Whether `rel` is a temporary file dptool left beside one of its own files: `.<name>.tmp`, `.<name>.tmp-*` or
+    `.<name>.*.tmp`, <name> a file the marker records (or, an old folder, one dptool writes there) or the marker.
+    A user's `kb/.notes.tmp` is theirs: matching the pattern alone is not enough."""
+    folder, _, name = rel.rpartition("/")
+    if not _matches(name, _TEMP):
+        return False
+    base = name[1:name.rfind(".tmp")]
+    for target in {base, base.rpartition(".")[0]} - {""}:
+        full = f"{folder}/{target}" if folder else target
+        if full == MARKER or target == MARKER or (recorded is not None and full in recorded) or \
+                _matches(full, kind.grows) or (recorded is None and _matches(full, kind.names)):
+            return True
+    return False
+
+
 def _sealed_around(path: Path) -> tuple[Path, Kind] | None:
     """The nearest folder above `path` that dptool writes whole (a bundle, ...), if any."""
     for folder in path.parents:
@@ -195,7 +211,8 @@ def _sealed_around(path: Path) -> tuple[Path, Kind] | None:
 
 
 def _refuse_inside_sealed(path: Path, given: str | Path) -> None:
-    around = _sealed_around(path)
+    # where the path leads too, not only how it is spelled: `--out link/x` with `link -> bundle/kb` is inside it
+    around = _sealed_around(path) or _sealed_around(Path(os.path.realpath(path)))
     if around is not None:
         folder, kind = around
         how = "through `dptool generate`" if kind is BUNDLE else "when it writes that folder again"

@@ -277,3 +277,48 @@ def test_a_usage_error_is_one_line_like_dptools_own(args, shown):
 def test_a_group_alone_shows_its_help():
     proc = run_cli("dp")
     assert proc.returncode == 2 and proc.stderr.startswith("Usage: dptool dp [OPTIONS] COMMAND [ARGS]...\n")
+
+
+# ---- held-out round four (issue 23's "done when"): every limit finite and in range ----------------------------------
+
+EVAL = ("eval", "{B}", "--model", "ollama:x", "--ollama-host", "http://127.0.0.1:9", "--out", "{R}")
+SERVE = ("serve", "{B}", "--out", "{R}")
+LIMITS = {
+    "sql-timeout-nan": (EVAL, "--sql-timeout", "nan"), "sql-timeout-minus-inf": (EVAL, "--sql-timeout", "-inf"),
+    "sql-timeout-1e400": (EVAL, "--sql-timeout", "1e400"), "sql-timeout-hex": (EVAL, "--sql-timeout", "0x10"),
+    "sql-timeout-tiny": (EVAL, "--sql-timeout", "1e-9"), "sql-memory-nan": (EVAL, "--sql-memory", "nan"),
+    "sql-memory-huge": (EVAL, "--sql-memory", "99999999999"), "sql-memory-fraction": (EVAL, "--sql-memory", "1.5"),
+    "max-rows-zero": (EVAL, "--max-rows", "0"), "max-rows-nan": (EVAL, "--max-rows", "nan"),
+    "llm-timeout-nan": (EVAL, "--llm-timeout", "nan"), "llm-timeout-inf": (EVAL, "--llm-timeout", "inf"),
+    "llm-timeout-negative": (EVAL, "--llm-timeout", "-5"), "eval-epochs-huge": (EVAL, "--epochs", "9" * 20),
+    "serve-epochs-zero": (SERVE, "--epochs", "0"), "serve-sql-timeout-inf": (SERVE, "--sql-timeout", "inf"),
+    "serve-port-huge": (SERVE, "--port", "99999999999"), "sample-nan": (SERVE, "--sample", "nan"),
+    "seed-fraction": (SERVE, "--seed", "1.5"),
+}
+
+
+@pytest.mark.parametrize("case", list(LIMITS))
+def test_round_four_a_limit_out_of_range_is_one_line_and_writes_nothing(tmp_path, case):
+    from tests.small_bundle import write_bundle
+
+    bundle = write_bundle(tmp_path / "B")
+    command, option, value = LIMITS[case]
+    run = tmp_path / "run"
+    proc = run_cli(*(a.format(B=bundle, R=run) for a in command), option, value)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: Invalid value for '{option}'"), proc.stderr
+    assert not run.exists()
+
+
+def test_round_four_serve_refuses_epochs_that_would_fill_the_memory(tmp_path):
+    """`serve --epochs 99999999999999999999`: the to-do list of epochs × tasks grew until the kernel killed the
+    server (rc 137, no message); eval bounds --epochs to 100."""
+    from tests.small_bundle import write_bundle
+
+    bundle = write_bundle(tmp_path / "B")
+    run = tmp_path / "run"
+    proc = run_cli("serve", str(bundle), "--epochs", "9" * 20, "--out", str(run))
+    _assert_one_line_error(proc, "epochs is 99999999999999999999: expected 1 to 100")
+    # the CLI makes the (empty, marked) run folder before the run is set up: nothing of a run is in it
+    assert not run.exists() or sorted(p.name for p in run.iterdir()) == [MARKER]

@@ -86,3 +86,76 @@ class _Close(tuple):
 
     __hash__ = tuple.__hash__
 
+
+
+# ---- held-out round four (issue 23's "done when"): rules that try to take the question's slice away -----------------
+
+HOSTILE_RULES = """
+{% macro rule__hostile_or(metric, q) %}{% do q.where.append("1 = 1 or 1 = 1") %}{{ return(q) }}{% endmacro %}
+{% macro rule__hostile_changed(metric, q) %}
+  {% do q.update({'where': (q.where | reject('equalto', "date >= 930101") | list) + ["date >= 900101"]}) %}
+  {{ return(q) }}
+{% endmacro %}
+{% macro rule__hostile_new_mapping(metric, q) %}
+  {% set fresh = {} %}{% for k, v in q.items() if k != 'where' %}{% do fresh.update({k: v}) %}{% endfor %}
+  {{ return(fresh) }}
+{% endmacro %}
+{% macro rule__hostile_pop(metric, q) %}{% do q.where.pop(0) %}{{ return(q) }}{% endmacro %}
+{% macro rule__hostile_clear(metric, q) %}{% do q.where.clear() %}{{ return(q) }}{% endmacro %}
+{% macro rule__hostile_columns(metric, q) %}{% do q.columns.update({'date': '930301'}) %}{{ return(q) }}{% endmacro %}
+"""
+SLICE = "where=['date >= 930101', 'date <= 930630']"
+
+
+@pytest.fixture(scope="module")
+def hostile(built_demo_copy):
+    """The built demo with rule macros that try to drop the slice, and a gold model of each."""
+    root = built_demo_copy.project_dir
+    (root / "macros" / "rule__hostile.sql").write_text(HOSTILE_RULES, encoding="utf-8")
+    folder = root / "models" / "hostile"
+    folder.mkdir(exist_ok=True)
+    for rule in ("or", "changed", "new_mapping", "pop", "clear", "columns"):
+        (folder / f"h_{rule}.sql").write_text(f"{{{{ dptool.gold('avg_client_age', rules=['hostile_{rule}'], "
+                                              f"{SLICE}) }}}}\n", encoding="utf-8")
+    yield built_demo_copy
+    shutil.rmtree(folder)
+    (root / "macros" / "rule__hostile.sql").unlink()
+    built_demo_copy.run("parse")  # the copy is shared: its manifest must not name the files just removed
+
+
+def _compiled(project: DbtProject, model: str) -> str:
+    from dptool.errors import DptoolError
+
+    try:
+        project.run("compile", "--select", model)
+    except DptoolError as exc:
+        return f"error: {exc}"
+    return next(project.target_dir.joinpath("compiled").rglob(f"{model}.sql")).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("rule", ["changed", "new_mapping", "pop", "clear"])
+def test_round_four_a_rule_that_removes_the_slice_fails_the_model(hostile, rule):
+    out = _compiled(hostile, f"h_{rule}")
+    assert out.startswith("error:") and f"rule macro 'rule__hostile_{rule}' removed where `date >= 930101`" in out, \
+        out[:300]
+
+
+def _gold_and_base(project: DbtProject, sql: str) -> dict:
+    with Warehouse.of(project.connection()) as wh:
+        _, rows = wh.query(sql)
+    return dict(rows)
+
+
+def test_round_four_a_rule_predicate_with_or_cannot_widen_the_slice(hostile):
+    sql = _compiled(hostile, "h_or")
+    assert "(1 = 1 or 1 = 1)" in sql and "(date >= 930101) and (date <= 930630)" in sql
+    values = _gold_and_base(hostile, sql)
+    assert math.isclose(values["gold"], values["base"])  # the rule changes nothing: both are the slice's value
+
+
+@pytest.mark.xfail(strict=True, reason="gap: the slice filters the columns as the rules redefine them; a rule that "
+                                       "redefines a slice column (here to a constant) makes the slice hold every row, "
+                                       "and check_slice_kept looks only at where, having and group_by")
+def test_round_four_a_rule_that_redefines_the_slice_column_keeps_the_slice(hostile):
+    values = _gold_and_base(hostile, _compiled(hostile, "h_columns"))
+    assert math.isclose(values["gold"], values["base"]), values  # the slice is H1 1993 for both

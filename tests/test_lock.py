@@ -190,3 +190,25 @@ def test_a_second_eval_into_one_run_folder_is_refused_and_no_task_runs_twice(tmp
     ids = [json.loads(line)["task_id"] for line in (out / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
     assert sorted(ids) == sorted(t["task_id"] for t in TASKS)  # each task once
     assert not (out / LOCK).exists()
+
+
+# ---- held-out round four (issue 23's "done when") --------------------------------------------------------------
+
+@pytest.mark.parametrize("how", ["DBT_TARGET_PATH", "absolute DBT_TARGET_PATH", "through a symlink", "from inside"])
+def test_round_four_the_project_lock_holds_however_the_project_is_named(project, tmp_path, how):
+    """$DBT_TARGET_PATH moved the lock with the target folder: a second run with another one wrote into the project
+    (models/dptool_gold, the scratch folders are the project's, wherever dbt's artifacts go) while the first ran."""
+    link = tmp_path / "link"
+    link.symlink_to(project)
+    env = {"DBT_TARGET_PATH": "elsewhere"} if how == "DBT_TARGET_PATH" else \
+        {"DBT_TARGET_PATH": str(tmp_path / "t2")} if how.startswith("absolute") else None
+    where = {"through a symlink": ("--project-dir", str(link)), "from inside": ()}.get(how, ("--project-dir",
+                                                                                            str(project)))
+    holder = _holder("project", project)
+    try:
+        proc = run_cli("rule", "new", "late_fee", "--metric", "mrr", *where, env=env,
+                       cwd=project if how == "from inside" else None)
+        _refused_by_lock(proc, project / "target" / LOCK, holder.pid)
+    finally:
+        _kill(holder)
+    assert not list(project.rglob("*late_fee*")) and not (tmp_path / "t2").exists()

@@ -377,3 +377,122 @@ def test_the_marker_of_a_bundle_is_byte_identical_for_the_same_bundle(tmp_path):
     assert (first / MARKER).read_bytes() == (second / MARKER).read_bytes()
     assert json.loads((first / MARKER).read_text(encoding="utf-8"))["files"]["warehouse.duckdb"] == \
         ["(recorded by name)"]
+
+
+# ---- held-out round four (issue 23's "done when"): paths spelled through symlinks, names like dptool's own ---------
+
+def _through_a_link(bundle: Path, tmp_path: Path, inside: str) -> Path:
+    link = tmp_path / f"link-{inside.replace('/', '-') or 'root'}"
+    link.symlink_to(bundle / inside if inside else bundle)
+    return link
+
+
+@pytest.mark.parametrize(("command", "inside", "out"), [
+    ("answer", "kb", "answers.jsonl"), ("answer", "kb/rules", "answers.jsonl"), ("answer", "", "answers.jsonl"),
+    ("score", "kb", "report"), ("graph", "kb/rules", "graph.json"), ("eval", "kb", "run"), ("serve", "kb", "run"),
+    ("compare", "kb", "cmp"), ("demo-data", "kb", "seeds"),
+], ids=["answer-kb", "answer-rules", "answer-bundle", "score-kb", "graph-rules", "eval-kb", "serve-kb", "compare-kb",
+        "demo-data-kb"])
+def test_an_out_through_a_symlink_into_a_bundle_is_inside_it(bundle, project, tmp_path, command, inside, out):
+    """`--out link/x` with `link -> bundle/kb`: only `link` was looked at, and answer wrote kb/answers.jsonl and a
+    kb/.dptool marker into the bundle, rc 0."""
+    before = _tree(bundle)
+    target = str(_through_a_link(bundle, tmp_path, inside) / out)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("", encoding="utf-8")
+    args = {"answer": ("answer", str(bundle), "--agent", "empty"), "score": ("score", str(bundle), str(answers)),
+            "graph": ("graph", "--project-dir", str(project)),
+            "eval": ("eval", str(bundle), "--model", "ollama:x", "--ollama-host", "http://127.0.0.1:9"),
+            "serve": ("serve", str(bundle)), "compare": ("compare", str(answers), "--bundle", str(bundle)),
+            "demo-data": ("demo-data", "--scale", "0.002")}[command]
+    _one_line(run_cli(*args, "--out", target), "inside the benchmark bundle")
+    assert _tree(bundle) == before
+
+
+@pytest.mark.parametrize("name", ["kb/.notes.tmp", ".todo.tmp-1", "kb/rules/.draft.md.tmp", "kb/.x.tmp-3-y"])
+def test_a_users_file_named_like_a_temporary_one_is_not_taken_for_dptools(bundle, name):
+    """Any `.*.tmp` at any depth was skipped as dptool's leftover: replacing the bundle deleted the user's file."""
+    (bundle / name).write_text("mine\n", encoding="utf-8")
+    with pytest.raises(DptoolError, match="files dptool did not write"):
+        check_replaceable(bundle, BUNDLE)
+
+
+@pytest.mark.parametrize("name", [".card.md.tmp-abc123", f"..dptool.tmp-{os.getpid()}", "kb/.metrics.md.tmp-x",
+                                  ".tasks.jsonl.ab12.tmp"])
+def test_what_dptool_left_beside_its_own_files_is_still_its_own(bundle, name):
+    (bundle / name).write_text("half\n", encoding="utf-8")
+    assert check_replaceable(bundle, BUNDLE) == bundle.resolve()
+
+
+@pytest.mark.parametrize(("args", "shown"), [
+    (("answer", "{B}", "--agent", "empty", "--out", "{B}/../B/answers.jsonl"), "inside the benchmark bundle"),
+    (("answer", "{B}", "--agent", "empty", "--out", "{L}/answers.jsonl"), "inside the benchmark bundle"),
+    (("score", "{B}", "{A}", "--out", "{B}/kb/../kb"), "inside the benchmark bundle"),
+    (("demo-data", "--scale", "0.002", "--out", "{B}/kb/seeds"), "inside the benchmark bundle"),
+    (("rule", "new", "../../evil", "--metric", "aov", "--project-dir", "{P}"), "a rule id is lower-case"),
+    (("rule", "new", "x/y", "--metric", "aov", "--project-dir", "{P}"), "a rule id is lower-case"),
+], ids=["dot-dot-back-in", "legacy-bundle-without-marker", "dot-dot-kb", "demo-data-in-kb", "rule-id-traversal",
+        "rule-id-slash"])
+def test_odd_paths_into_a_bundle_are_refused(bundle, project, tmp_path, args, shown):
+    legacy = tmp_path / "L"
+    legacy.mkdir()
+    (legacy / "tasks.jsonl").write_text("{}\n", encoding="utf-8")
+    (legacy / "card.md").write_text("# Benchmark card\n", encoding="utf-8")
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("", encoding="utf-8")
+    before = _tree(bundle), _tree(legacy)
+    _one_line(run_cli(*(a.format(B=bundle, L=legacy, A=answers, P=project) for a in args), cwd=tmp_path), shown)
+    assert (_tree(bundle), _tree(legacy)) == before
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGKILL"])
+def test_a_signal_during_a_query_of_answer_is_one_line_and_keeps_the_answers_file(tmp_path, sig):
+    """SIGINT while `answer` ran a task's SQL: DuckDB raised RuntimeError("Query interrupted") and the user got a
+    traceback (the answers file was kept)."""
+    import signal
+    import time
+
+    from tests.small_bundle import TASKS, write_bundle
+
+    bundle = write_bundle(tmp_path / "B")
+    slow = {**TASKS[1], "task_id": "t_slow", "gold_sql": "select count(*) as value from range(100000000000) t(i) "
+                                                        "where i % 7 = 3"}
+    (bundle / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in [TASKS[0], slow]), encoding="utf-8")
+    out = tmp_path / "answers.jsonl"
+    assert run_cli("answer", str(bundle), "--agent", "empty", "--out", str(out)).returncode == 0
+    before = out.read_bytes()  # what an earlier run wrote: kept whatever ends this one
+    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", "answer", str(bundle), "--agent", "gold-sql", "--out",
+                             str(out)], stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(8)  # the slow query is running (a Ctrl-C at start-up is another test's)
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    if sig == "SIGINT":
+        assert proc.returncode == 130 and err.strip().splitlines()[-1] == "error: interrupted", err
+    assert out.read_bytes() == before  # no temporary file left beside it either (a kill -9 comes before any write)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".dptool", "B", "answers.jsonl"]
+
+
+@pytest.mark.parametrize("command", ["answer", "score", "graph", "eval", "serve", "demo-data", "compare"])
+def test_round_four_a_read_only_parent_is_refused_for_every_command(bundle, project, tmp_path, command):
+    """generate's read-only case, for every other command that writes (a read-only bind mount, this process alone)."""
+    if not shutil.which("unshare"):
+        pytest.skip("needs util-linux unshare to mount a read-only folder")
+    parent = tmp_path / "ro"
+    parent.mkdir()
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("", encoding="utf-8")
+    target = str(parent / "out")
+    args = {"answer": ("answer", str(bundle), "--agent", "empty"), "score": ("score", str(bundle), str(answers)),
+            "graph": ("graph", "--project-dir", str(project)),
+            "eval": ("eval", str(bundle), "--model", "ollama:x", "--ollama-host", "http://127.0.0.1:9"),
+            "serve": ("serve", str(bundle)), "demo-data": ("demo-data", "--scale", "0.002"),
+            "compare": ("compare", str(answers), "--bundle", str(bundle))}[command]
+    script = 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" "$1" && shift && exec "$@"'
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", str(parent), sys.executable, "-m", "dptool.cli",
+                           *args, "--out", target], capture_output=True, text=True, timeout=120)
+    if proc.returncode != 1 and "mount" in proc.stderr:
+        pytest.skip(f"cannot mount here: {proc.stderr.strip()}")
+    _one_line(proc, "cannot write here", "Read-only file system")
+    assert list(parent.iterdir()) == []

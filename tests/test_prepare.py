@@ -119,3 +119,40 @@ def test_generate_refuses_a_stale_manifest_in_one_line(project, tmp_path):
         f"`dbt parse` (or `dbt build`) in {project.project_dir} first"]
     assert not (tmp_path / "bundle").exists()
     assert json.loads(project.manifest_path.read_text(encoding="utf-8")) == before
+
+
+# ---- held-out round four (issue 23's "done when"): other changes dbt has not parsed ---------------------------------
+
+RULE_DOC = "models/ecommerce/docs/rule__delivery_sla_grace_period.md"
+
+
+@pytest.mark.parametrize(("path", "change", "shown"), [
+    (RULE_DOC, lambda t: t.replace("1", "2", 1), f"older than {RULE_DOC} (changed since dbt parsed"),
+    ("dbt_project.yml", lambda t: t + "\n# edited\n", "older than dbt_project.yml ("),
+    (RULE_MACRO, None, f"older than {RULE_MACRO} (deleted since dbt parsed"),
+    ("macros/ecommerce/rule__mine.sql", "{% macro rule__mine(q) %}{{ return(q) }}{% endmacro %}\n",
+     "older than macros/ecommerce/rule__mine.sql (new since dbt parsed"),
+    ("models/ecommerce/metrics/_extra.yml", "version: 2\n", "older than models/ecommerce/metrics/_extra.yml"),
+], ids=["rule-document", "dbt-project-yml", "macro-deleted", "macro-new", "yaml-new"])
+def test_round_four_every_unparsed_change_is_refused(project, path, change, shown):
+    target = project.project_dir / path
+    if change is None:
+        target.unlink()
+    else:
+        target.write_text(change if isinstance(change, str) else change(target.read_text(encoding="utf-8")),
+                          encoding="utf-8")
+        later(target)
+    assert shown in refusal(project)
+
+
+@pytest.mark.xfail(strict=True, reason="gap: YAML, macros and docs carry no checksum in the manifest and are compared "
+                                       "by time: an edit whose time is older than the parse (cp -p, a tar or git "
+                                       "checkout of an old time) is not seen")
+def test_round_four_a_yaml_edit_with_an_old_time_is_refused(project):
+    yml = project.project_dir / METRICS_YML
+    before = yml.stat().st_mtime
+    yml.write_text(yml.read_text(encoding="utf-8").replace("value: avg(delivery_days)", "value: max(delivery_days)"),
+                   encoding="utf-8")
+    os.utime(yml, (before, before))
+    with pytest.raises(DptoolError):
+        check_manifest_current(project, project.load_manifest())

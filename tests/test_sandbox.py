@@ -328,3 +328,76 @@ def test_a_limit_that_is_no_limit_is_refused(warehouse, option, value):
 
     with pytest.raises(DptoolError, match=f"the sandbox's {option} is"):
         Sandbox(warehouse, **{option: value})
+
+
+# ---- held-out round four (issue 23's "done when") --------------------------------------------------------------
+
+MACHINE = "describes this machine (files, settings), not the warehouse; query the warehouse tables or " \
+          "information_schema"
+ROUND_FOUR_REFUSED = {
+    # DuckDB's pg_catalog mirrors duckdb_settings: allowed_paths held the bundle's folder, secret_directory the home
+    "pg-settings": ("select name, setting from pg_catalog.pg_settings", f"error: refused: pg_settings {MACHINE}"),
+    "pg-settings-bare": ("select * from pg_settings", f"error: refused: pg_settings {MACHINE}"),
+    "pg-settings-three-parts": ("select * from system.pg_catalog.PG_SETTINGS",
+                                f"error: refused: PG_SETTINGS {MACHINE}"),
+    "pg-settings-in-a-subquery": ("select count(*) from shop.orders where exists (select 1 from pg_settings)",
+                                  f"error: refused: pg_settings {MACHINE}"),
+    "pg-prepared-statements": ("select * from pg_prepared_statements", f"error: refused: pg_prepared_statements "
+                                                                       f"{MACHINE}"),
+    "duckdb-functions-call": ("select * from duckdb_functions()", "error: refused: table function duckdb_functions() "
+                                                                  "may read files, URLs or other SQL; query the "
+                                                                  "warehouse tables"),
+    "temporary-files-call": ("select * from duckdb_temporary_files()", "error: refused: table function "
+                                                                       "duckdb_temporary_files() may read files, URLs "
+                                                                       "or other SQL; query the warehouse tables"),
+    "read-blob-in-exists": ("select 1 from range(1) where exists (select * from read_blob('/etc/passwd'))",
+                            "error: refused: table function read_blob() may read files, URLs or other SQL; query the "
+                            "warehouse tables"),
+    "glob-in-unnest": ("select unnest(glob('*'))", "error: refused: glob() reads files, URLs or other SQL; query the "
+                                                   "warehouse tables"),
+    "from-first-file": ("from 'tasks.jsonl'", "error: refused: 'tasks.jsonl' names a file or URL; query the "
+                                              "warehouse tables"),
+    "quoted-file-identifier": ('select * from "tasks.jsonl"', "error: refused: 'tasks.jsonl' names a file or URL; "
+                                                              "query the warehouse tables"),
+    "schema-and-file": ('select * from shop."orders.csv"', "error: refused: 'orders.csv' names a file or URL; query "
+                                                           "the warehouse tables"),
+    "summarize": ("summarize shop.orders", f"error: refused: SUMMARIZE is not a query; {ONLY}"),
+    "explain": ("explain select 1", f"error: refused: EXPLAIN is not a query; {ONLY}"),
+    "call": ("call pragma_database_list()", f"error: refused: CALL is not a query; {ONLY}"),
+}
+
+
+@pytest.mark.parametrize(("sql", "error"), list(ROUND_FOUR_REFUSED.values()), ids=list(ROUND_FOUR_REFUSED))
+def test_round_four_escapes_are_refused(sandbox, sql, error):
+    assert sandbox.run(sql) == error
+
+
+@pytest.mark.parametrize(("sql", "out"), [
+    ("from shop.orders select count(*) as n", "n\n10\n(1 row)"),
+    ("with pg_settings as (select 1 as a) select a from pg_settings", "a\n1\n(1 row)"),
+    ("select * from generate_series(1, 2) t(x)", "x\n1\n2\n(2 rows)"),
+    ("select x from unnest(['a']) t(x)", "x\na\n(1 row)"),
+], ids=["from-first", "cte-named-like-a-machine-view", "generate-series", "unnest"])
+def test_round_four_plain_queries_still_run(sandbox, sql, out):
+    assert sandbox.run(sql) == out
+
+
+def test_round_four_a_recursive_bomb_is_stopped_and_the_next_worker_is_fresh(warehouse):
+    with Sandbox(warehouse, timeout=0.5) as sb:
+        pid = sb._worker.proc.pid
+        assert sb.run("with recursive r(n) as (select 1 union all select n + 1 from r) select count(*) from r") == \
+            STOPPED.format(0.5)
+        assert sb._worker.proc.pid != pid
+        assert sb.run("select count(*) as n from shop.orders") == "n\n10\n(1 row)"
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("timeout", -1), ("timeout", float("-inf")), ("timeout", "5"), ("memory_mb", float("nan")), ("memory_mb", -1),
+    ("memory_mb", 63), ("max_rows", True), ("max_rows", 10_001), ("max_rows", float("inf")), ("timeout", 3600.5),
+], ids=["negative-timeout", "minus-inf-timeout", "timeout-as-text", "nan-memory", "negative-memory", "tiny-memory",
+        "rows-as-boolean", "too-many-rows", "inf-rows", "timeout-over-an-hour"])
+def test_round_four_a_limit_that_is_no_limit_is_refused(warehouse, option, value):
+    from dptool.errors import DptoolError
+
+    with pytest.raises(DptoolError, match=f"the sandbox's {option} is"):
+        Sandbox(warehouse, **{option: value})

@@ -353,7 +353,7 @@ def test_a_second_verdict_field_is_a_hedge():
     assert reason(THRESHOLD, {"result": "FAIL", "otherwise": "pass", "value": 3.756383}) == \
         "hedged answer: 'otherwise' holds a second verdict, 'pass'"
     assert reason(SIGNIFICANCE, {"significant": False, "is_significant": True, "p_value": 0.2374}) == \
-        "hedged answer: a second verdict in 'is_significant'"
+        "hedged answer: both 'significant' and 'is_significant' state the verdict"
     assert reason(TREND, {"direction": "decreasing", "trend": "increasing", "total_change_pct": -22.48,
                           "peak_period": "1993-11"}) == "hedged answer: a second verdict in 'trend'"
     assert compare(THRESHOLD, {"result": "FAIL", "verdict": "PASS", "value": 3.756383}).kind == "hedged answer"

@@ -149,3 +149,68 @@ def test_a_null_group_named_null():
     both = task("breakdown", [{"k": None, "value": 1.0}, {"k": "none", "value": 2.0}], key="k")
     assert compare(both, {"null": 1, "none": 2}).correct  # "none" is the group of that name, "null" the NULL one
     assert not compare(both, {"none": 1, "null": 2}).correct
+
+
+# ---- held-out round four (issue 23's "done when") --------------------------------------------------------------
+
+@pytest.mark.parametrize(("t", "answer"), [
+    (THRESHOLD, {**GOLD_THRESHOLD, "meta": {"scenarios": [{"name": "base", "outcome": "PASS"}]}}),
+    (THRESHOLD, {**GOLD_THRESHOLD, "notes": "would be PASS if refunds were counted"}),
+    (THRESHOLD, {**GOLD_THRESHOLD, "extra": [[["PASS"]]]}),
+    (THRESHOLD, {**GOLD_THRESHOLD, "sensitivity": {"value": 3.155793}}),
+    (THRESHOLD, {**GOLD_THRESHOLD, "value_2": 3.155793}),
+    (THRESHOLD, {**GOLD_THRESHOLD, "other_value": 3.155793}),
+    (THRESHOLD, {**GOLD_THRESHOLD, "scenario_b": {"value": 3.155793, "result": "PASS"}}),
+    (THRESHOLD, {"value": [2.524635, 3.155793], "result": "FAIL"}),
+    (THRESHOLD, {"value": "2.524635 or 3.155793", "result": "FAIL"}),
+    (VALUE, {"value": 13.462728, "meta": {"Value": 16.828411}}),
+    (VALUE, {"value": "13.462728 (16.828411 unadjusted)"}),
+    (TREND, {**GOLD_TREND, "peak_period": "1993-01 (or 1993-04)"}),
+    (TREND, {**GOLD_TREND, "total_change_pct": "-22.48 or -3.1"}),
+    (TREND, {**GOLD_TREND, "total_change_pct_2": -3.1}),
+    (COMPARISON, {**GOLD_COMPARISON, "note": "south Moravia is higher before the policy"}),
+    (COMPARISON, {**GOLD_COMPARISON, "ranking": ["south Moravia", "Prague"]}),
+    (COMPARISON, {**GOLD_COMPARISON, "value_a_adjusted": 2.1}),
+    (SIGNIFICANCE, {"significant": False, "p_value": 0.0502, "note": "significant at the 10% level"}),
+    (SIGNIFICANCE, {"significant": False, "p_value": [0.0502, 0.03]}),
+], ids=["scenario-outcome-deep", "verdict-in-a-note", "verdict-deep-in-lists", "value-in-sensitivity", "value-2",
+        "other-value", "second-scenario", "value-list", "value-or", "value-capitalised-deep", "unadjusted-in-brackets",
+        "peak-or", "change-or", "change-2", "other-group-higher-in-a-note", "groups-ranked-in-a-list",
+        "adjusted-value", "significant-at-another-level", "p-value-list"])
+def test_round_four_hedges_at_any_depth_are_wrong(t, answer):
+    hedged(t, answer)
+
+
+@pytest.mark.parametrize(("t", "answer"), [
+    (THRESHOLD, {"result": "FAILED", "value": 2.524635}), (THRESHOLD, {"result": "fails", "value": 2.524635}),
+    (THRESHOLD, {"result": "does not pass", "value": 2.524635}), (THRESHOLD, {"result": "FAIL.", "value": 2.524635}),
+    (THRESHOLD, {"result": "**FAIL**", "value": 2.524635}), (THRESHOLD, {"result": "\u2717 FAIL", "value": 2.524635}),
+    (THRESHOLD, {"result": "FAIL", "value": 2.524635, "threshold_value": 2.8}),
+    (TREND, {**GOLD_TREND, "direction": "downward trend"}), (TREND, {**GOLD_TREND, "peak_period": "1993M01"}),
+    (TREND, {**GOLD_TREND, "peak_period": "199301"}), (TREND, {**GOLD_TREND, "total_change_pct": "\u221222.48%"}),
+    (COMPARISON, {**GOLD_COMPARISON, "higher": "group_a"}), (COMPARISON, {**GOLD_COMPARISON, "higher": "A"}),
+    (COMPARISON, {**GOLD_COMPARISON, "note": "Prague is higher than south Moravia"}),
+    (SIGNIFICANCE, {"is_significant": False, "p_value": 0.0502}),
+], ids=["failed", "fails", "does-not-pass", "with-a-full-stop", "bold", "with-a-cross", "threshold-value-restated",
+        "downward-trend", "sdmx-month", "yyyymm", "minus-sign-percent", "higher-group-a", "higher-a",
+        "a-note-that-agrees", "is-significant"])
+def test_round_four_right_answers_written_another_way_are_right(t, answer):
+    verdict = compare(t, answer)
+    assert verdict.correct, (answer, verdict.reason)
+
+
+def test_round_four_a_verdict_said_another_way_still_has_to_be_the_gold_one():
+    assert compare(THRESHOLD, {"result": "PASSED", "value": 2.524635}).kind == "wrong verdict"
+    assert compare(THRESHOLD, {"result": "does not fail", "value": 2.524635}).kind == "wrong verdict"
+    assert compare(TREND, {**GOLD_TREND, "direction": "upward trend"}).kind == "wrong verdict"
+    assert compare(TREND, {**GOLD_TREND, "peak_period": "199304"}).kind == "wrong verdict"
+    assert compare(COMPARISON, {**GOLD_COMPARISON, "higher": "group_b"}).kind == "wrong verdict"
+
+
+def test_round_four_a_breakdown_of_one_group_may_be_a_mapping():
+    one = task("breakdown", [{"order_status": "delivered", "value": 0.038337}], key="order_status", format="percent")
+    assert compare(one, {"delivered": 0.038337}).correct  # was "expected a JSON array of rows, got an object"
+    assert compare(one, {"Delivered": "3.8337%"}).correct
+    assert not compare(one, {"delivered": 0.05}).correct
+    assert not compare(one, {"canceled": 0.038337}).correct
+    assert not compare(one, {"value": 0.038337}).correct  # which group is not said

@@ -111,3 +111,44 @@ def test_reading_numbers_stays_linear_on_a_hostile_megabyte():
         verdict = compare(value_task(1.0), text)
         assert time.perf_counter() - started < 2.0, text[:10]
         assert verdict.correct == text.startswith("1 ")  # "1 … %" is one number
+
+
+# ---- held-out round four (issue 23's "done when"): signs, magnitudes and groupings written other ways -------------
+
+@pytest.mark.parametrize(("answer", "gold"), [
+    ("minus 13.46", -13.46), ("The change was negative 13.46.", -13.46), ("13.46-", -13.46), ("-(13.46)", -13.46),
+    ("\u2212(13.46)", -13.46), ("(USD 13.46)", -13.46), ("1.5k", 1500.0), ("1.5 million", 1_500_000.0),
+    ("2.3M", 2_300_000.0), ("4 bn", 4e9), ("-10.1 million", -10_110_100.0), ("13.46\u2030", 0.01346),
+    ("1\u00a0234.56", 1234.56), ("1\u202f234.56", 1234.56), ("1\u2009234.56", 1234.56), ("1'234.56", 1234.56),
+    ("1_234.56", 1234.56), ("1.346\u00b710^1", 13.46), ("1.346\u00d710\u00b9", 13.46),
+    ("4.42\u00d710\u207b\u00b2", 0.0442),
+    ("1.346E+1", 13.46), ("\u22123.4e\u22122", -0.034), ("Δ −13.46", -13.46), ("−.5", -0.5),
+], ids=["word-minus", "word-negative", "trailing-minus", "minus-before-bracket", "minus-sign-before-bracket",
+        "currency-inside-bracket", "k", "million", "M", "bn", "rounded-millions-in-tolerance", "per-mille",
+        "nbsp-groups", "narrow-nbsp-groups", "thin-space-groups", "apostrophe-groups", "underscore-groups",
+        "middle-dot-power", "superscript-power", "superscript-negative-power", "E-plus", "minus-exponent",
+        "delta", "minus-point"])
+def test_a_number_written_another_way_is_read_with_its_sign_and_size(answer, gold):
+    fmt = "percent" if "\u2030" in answer else "number"
+    assert compare(value_task(gold, fmt), {"value": answer}).correct, compare(value_task(gold, fmt), {"value": answer})
+    assert compare(value_task(gold, fmt), answer).correct, answer
+    assert not compare(value_task(-gold if gold else 1.0, fmt), {"value": answer}).correct, answer  # sign kept
+
+
+@pytest.mark.parametrize(("answer", "gold"), [
+    ("1.5k", 1.5), ("1.5 million", 1.5), ("2.3M", 2.3), ("4 thousand", 4.0), ("13.46\u2030", 13.46),
+    ("0x1F", 0.0), ("1.2.3", 1.2), ("\u00b113.46", 13.46), ("+/-13.46", 13.46), ("+-13.46", 13.46),
+    ("-+13.46", 13.46), ("minus 13.46", 13.46), ("13.46-", 13.46), ("-10.2 million", -10_110_100.0),
+], ids=["k", "million", "M", "thousand", "per-mille", "hex", "version", "plus-minus", "plus-slash-minus",
+        "plus-dash", "dash-plus", "word-minus", "trailing-minus", "rounded-millions-out-of-tolerance"])
+def test_a_number_that_is_not_the_gold_is_wrong(answer, gold):
+    assert not compare(value_task(gold), {"value": answer}).correct, answer
+    assert not compare(value_task(gold), answer).correct, answer
+
+
+def test_a_plus_or_minus_is_a_hedge_and_a_difference_keeps_its_signs():
+    assert compare(value_task(13.46), {"value": "\u00b113.46"}).kind == "hedged answer"
+    assert compare(value_task(13.46), "It is \u00b113.46.").kind == "hedged answer"
+    assert values("50 minus 13.46") == [50, 13.46]  # a difference, not a negative
+    assert values("1- or 2-star reviews, 13.46-") == [1, 2, -13.46]
+    assert values("1 234 567") == [1, 234, 567]  # a plain space stays a list: it may be one

@@ -43,6 +43,8 @@ _PERIOD_PATTERNS = [re.compile(p) for p in (
     rf"(?P<m>\d{{1,2}})[-/.]{_YEAR}",
     rf"{_MONTH}(?:,?\s+|[-/]|,?\s+of\s+){_YEAR}",
     rf"{_YEAR}(?:\s+|[-/]){_MONTH}",
+    rf"{_YEAR}m(?P<m>\d{{1,2}})",  # "1993M01" (SDMX)
+    rf"{_YEAR}(?P<m>\d{{2}})",  # "199301"
 )]
 _TIME = re.compile(r"(?:[ t]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?")
 

@@ -18,7 +18,7 @@ from dptool.answers.hedges import (
     one_verdict,
     top_fields,
 )
-from dptool.answers.numbers import check_number, numbers_in, to_number
+from dptool.answers.numbers import PLUS_MINUS, check_number, numbers_in, to_number
 from dptool.answers.parse import Text
 from dptool.answers.verdict import (
     CONTRADICTED,
@@ -93,6 +93,8 @@ def _field(answer: dict, name: str, *aliases: str) -> Any:
 def value(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
     """One number: {"value": 7.96}, {"avg_days": 7.96}, 7.96, "7.96 days", "–8,182.15 CZK"."""
     if isinstance(answer, Text):
+        if PLUS_MINUS.search(answer.text):
+            raise Wrong(f"hedged answer: a value with a plus-or-minus names two, {short(answer.text)}", HEDGED)
         found = numbers_in(answer.text, 2)
         if len(found) != 1:
             many = "more than one number" if found else "no number"
@@ -198,7 +200,8 @@ def ranking(answer: Any, gold: list[dict], fmt: dict, tol: dict) -> None:
 def breakdown(answer: Any, gold: list[dict], fmt: dict, tol: dict) -> None:
     """Every group with its value, in any order."""
     key = fmt["key"]
-    if isinstance(answer, dict) and len(answer) > 1 and not any(isinstance(v, dict | list) for v in answer.values()):
+    if isinstance(answer, dict) and answer and not any(isinstance(v, dict | list) for v in answer.values()) and (
+            len(answer) > 1 or field_name(next(iter(answer))) not in ("value", field_name(key))):  # {"delivered": 0.4}
         rows = list(answer.items())  # {"SP": 1.2, "RJ": 3.4}: a set needs no order (duplicate keys are refused)
     else:
         rows = rows_of(answer, key)
@@ -255,10 +258,34 @@ def _word(x: Any, words: dict[str, str], what: str, expected: str) -> str:
     text = fold(x) if isinstance(x, str) else None
     if text in words:
         return words[text]
+    plain = _plain_word(text, words)
+    if plain is not None:
+        return plain
     said = {words[w] for w in (text or "").replace("/", " ").replace(",", " ").split() if w in words}
     if len(said) > 1:
         raise Wrong(f"hedged answer: {what} names more than one, {short(x)}", HEDGED)
     raise Wrong(f"{what}: expected {expected}, got {short(x)}")
+
+
+_MARKUP = re.compile(r"^[\s*_`'\"✓✔✗✘❌✅:.!-]+|[\s*_`'\".!]+$")
+_INFLECTED = {"passed": "pass", "passes": "pass", "passing": "pass", "failed": "fail", "fails": "fail",
+              "failing": "fail"}
+_NOT_WORD = {"pass": "fail", "fail": "pass"}
+_FILLER_WORDS = frozenset(["trend", "trending", "overall", "the", "a", "is", "it", "clearly", "slightly",
+                           "strongly", "moderately", "steadily", "direction"])
+
+
+def _plain_word(text: str | None, words: dict[str, str]) -> str | None:
+    """A verdict or direction in a plain sentence of one claim: "**FAIL**", "FAILED.", "does not pass",
+    "downward trend"; None when the text says anything else."""
+    if not text:
+        return None
+    parts = _MARKUP.sub("", text).split()
+    parts = [_INFLECTED.get(w, w) for w in parts if w not in _FILLER_WORDS]
+    if len(parts) >= 2 and parts[-2] in ("not", "doesn't", "didn't") and parts[-1] in _NOT_WORD and \
+            all(w in ("does", "did", "do", "not", "doesn't", "didn't") for w in parts[:-1]):
+        parts = [_NOT_WORD[parts[-1]]]  # "does not pass" is FAIL
+    return words.get(" ".join(parts)) if parts else None
 
 
 def threshold(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
@@ -313,6 +340,9 @@ def comparison(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
         check_number(given[keys(group)], gold[f"value_{side}"], tol, f"value of {show(group)}",
                      _percent_scale(fmt))
     higher = _field(answer, "higher")
+    if isinstance(higher, str) and field_name(higher) in ("groupa", "a", "groupb", "b"):
+        higher = _field(answer, f"group_{field_name(higher)[-1]}")  # "higher": "group_a" names its own group_a
+    _no_other_higher_in_text(answer, higher, [gold["group_a"], gold["group_b"]], keys)
     if isinstance(higher, list) and len(higher) > 1:
         raise Wrong(f"hedged answer: 'higher' is a list of {len(higher)} where one group is asked", HEDGED)
     if isinstance(higher, str) and keys(higher) not in named and all(
@@ -320,6 +350,22 @@ def comparison(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
         raise Wrong(f"hedged answer: 'higher' names both groups, {short(higher)}", HEDGED)
     if keys(higher) != keys(gold["higher"]):
         raise Wrong(f"higher {show(higher)}, the gold is {show(gold['higher'])}", VERDICT)
+
+
+_HIGHER_WORDS = r"(?:is|was|were|would be|comes out|ranks)?\s*(?:higher|larger|greater|bigger|ahead|above|the winner)\b"
+
+
+def _no_other_higher_in_text(answer: dict, higher: Any, groups: list[Any], keys: Keys) -> None:
+    """Raise Wrong (hedged) when free text in the answer says the other group is higher: {"higher": "Prague",
+    "note": "south Moravia is higher before the policy"}."""
+    others = [g for g in groups if g is not None and keys(g) != keys(higher)]
+    for key, x in answer.items():
+        if field_name(key) in ("higher", "groupa", "groupb") or not isinstance(x, str):
+            continue
+        text = fold(x) or ""
+        for g in others:
+            if re.search(re.escape(fold(show(g)) or "") + r"\s+" + _HIGHER_WORDS, text):
+                raise Wrong(f"hedged answer: {key!r} says {show(g)} is higher, {short(x)}", HEDGED)
 
 
 def _boolean(x: Any, what: str) -> bool:
@@ -333,9 +379,10 @@ def _boolean(x: Any, what: str) -> bool:
 def significance(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
     """The verdict at the task's alpha, and a p-value within 0.01 that agrees with it."""
     answer = _require_dict(answer, "significance")
-    one_verdict(answer, ("significant",), ("p_value", "test_name", "group_a", "group_b", "mean_a", "mean_b"))
-    significant = _boolean(_field(answer, "significant"), "significant")
-    no_other_verdict_in_text(answer, ("significant", "test_name"), json.dumps(significant), _significance_named)
+    own = ("significant", "is_significant")
+    one_verdict(answer, own, ("p_value", "test_name", "group_a", "group_b", "mean_a", "mean_b"))
+    significant = _boolean(_field(answer, *own), "significant")
+    no_other_verdict_in_text(answer, (*own, "test_name"), json.dumps(significant), _significance_named)
     p = _field(answer, "p_value", "p", "pvalue", "p_val")
     if significant != gold["significant"]:
         raise Wrong(f"significant {json.dumps(significant)}, the gold is {json.dumps(gold['significant'])}", VERDICT)

@@ -83,9 +83,17 @@ def one_verdict(answer: dict, own: tuple[str, ...], fields: tuple[str, ...],
             raise Wrong(f"hedged answer: {key!r} names a group, {short(value)}", HEDGED)
         if offers_alternatives(key, value):
             raise Wrong(f"hedged answer: {key!r} offers alternatives", HEDGED)
+        restated = [a for a in asked if len(a) >= 5 and a in field_name(key)]
+        if len(restated) == 1 and _numeric(value):  # "value_2", "other_value": a second value ("threshold_value"
+            raise Wrong(f"hedged answer: a second {restated[0]!r} in {key!r}", HEDGED)  # names two: a restatement)
     for key, value in answer.items():
         if isinstance(value, dict | list):
             nested_claims(value, str(key), asked | VERDICT_FIELDS, verdicts=True, names_group=names_group)
+
+
+def _numeric(x: Any) -> bool:
+    return not isinstance(x, bool) and (isinstance(x, int | float) or (isinstance(x, str) and any(
+        ch.isdigit() for ch in x)))
 
 
 def nested_claims(value: Any, where: str, asked: set[str] | frozenset[str], *, verdicts: bool,

@@ -57,14 +57,20 @@ _GENERIC_KEYS = frozenset(["value", "values", "answer", "answers", "result", "te
 # what stands between a key fact and its alternative: "30 or 45", "30 days (maybe 60", "either 30 or 60",
 # "0.4 × csat (or 0.7", "30 days, if not 60", "30,000 czk or else 25,000", "30 days? 60"
 _FILLER = r"(?:[\s,(:~]+|\b(?:else|maybe|perhaps|possibly|probably|rather|even|was|is|it|be|could|might|may|also)\b)*"
-_OR = re.compile(r"[^\d.;\n]{0,32}?(?:\b(?:or|maybe|perhaps|possibly|probably|alternatively|otherwise|either|"
-                 r"if not|some say|or so)\b|\b(?:could|might|may)\s+(?:also\s+|well\s+|even\s+)?be\b|\?)" + _FILLER)
+_OR = re.compile(r"[^\d.\n]{0,32}?(?:\b(?:or|maybe|perhaps|possibly|probably|alternatively|otherwise|either|"
+                 r"if not|some say|or so|unless(?:\s+it\s+is)?|vs|versus)\b|\b(?:could|might|may)\s+(?:also\s+|well\s+|"
+                 r"even\s+)?be\b|\b(?:some|others?)\b[^\d.;\n]{0,16}?\b(?:say|says|said|state|states|suggest)\b|\?)"
+                 + _FILLER)
 # a range or a slash between them: "30–60 days", "30/60", "1995/1996", "30 days to 60 days"
-_RANGE = re.compile(r"\s*(?:[a-z%]+\s*){0,2}?(?:[/~\u2010-\u2015-]|\b(?:to|through|thru|until|till|and)\b)\s*")
-_APPROXIMATE_BEFORE = re.compile(r"(?:\b(?:about|around|approximately|approx|roughly|circa|ca|nearly|almost)"
+_RANGE = re.compile(r"\s*(?:[a-z%]+\s*){0,2}?(?:[/~\u2010-\u2015\u2044\u2215-]|\b(?:to|through|thru|until|till|and)\b)"
+                    r"\s*")
+_APPROXIMATE_BEFORE = re.compile(r"(?:\b(?:about|around|approximately|approx|roughly|circa|ca|nearly|almost|probably|"
+                                 r"likely|perhaps|maybe|possibly|presumably)"
                                  r"\.?|[~≈])(?:\s+(?:the|a|an|first|last|within|over|under|more|less|than))*\s*$")
-_APPROXIMATE_AFTER = re.compile(r"[^\d.;\n]{0,20}?\b(?:or so|ish|(?:or\s+)?(?:maybe|perhaps|possibly|probably)\s+"
-                                r"(?:even\s+)?(?:more|less|fewer|longer|shorter|later|earlier|higher|lower))\b")
+_APPROXIMATE_AFTER = re.compile(r"[^\d.;\n]{0,20}?\b(?:or so|ish|or thereabouts|give or take|(?:or\s+)?(?:maybe|"
+                                r"perhaps|possibly|probably)\s+(?:even\s+)?(?:more|less|fewer|longer|shorter|later|earlier|"
+                                r"higher|lower))\b|\+(?=[\s,;)]|$)|\s*\(?(?:±|\+/-)|[^\d.;\n]{0,24}?(?:\b(?:perhaps|probably|likely|"
+                                r"i think|i believe|if i recall|not sure|uncertain|unsure)\b)")
 _POLAR_OR = re.compile(r"[^.;\n]{0,16}?(?:\bor\b|/|\b(?:maybe|perhaps|possibly|probably)\b)[^.;\n]{0,12}")
 
 
@@ -175,8 +181,8 @@ def _pairs(reading: Reading) -> list[tuple[Claim, Claim, str]]:
 def _offered(a: Claim, b: Claim, gap: str, text: str) -> str | None:
     """How two neighbouring claims are offered as alternatives: "or" (or maybe, possibly …), "range" (a dash, a
     slash, "to", "between … and"), or None."""
-    if _OR.fullmatch(gap):
-        return "or"
+    if _OR.fullmatch(gap) or (re.fullmatch(r"[\s,(:~]*", gap) and text[b.end:b.end + 2].lstrip().startswith("?")):
+        return "or"  # "60 or 90", "60 (90?)"
     if _RANGE.fullmatch(gap) and ("and" not in gap or text[max(0, a.start - 9):a.start].rstrip().endswith("between")):
         return "range"
     return None

@@ -3,7 +3,11 @@
 A minus is any of the dashes people and word processors write (-, ‐, ‑, ‒, –, —, −, ﹣, －), a minus then a
 space at the start of a value ("- 13.46"), or an accounting bracket around a value ("(13.46)", "(8,182.15) CZK").
 A dash is a sign only where a sign can stand: at the start, after a space, an opening bracket or a separator,
-never after a number or glued to a word ("1993-2018", "0–29 days", "top-10" hold no negative number).
+never after a number or glued to a word ("1993-2018", "0–29 days", "top-10" hold no negative number). The
+words "minus" and "negative" before a number, a minus right after a value that ends the text ("13.46-"), and a
+minus before an accounting bracket ("-(13.46)") are signs too. A magnitude after a number scales it ("1.5k",
+"2.3 million", "4 bn"), "‰" is per mille, and digits grouped by a no-break or thin space, an apostrophe or an
+underscore ("1 234.56", "1'234.56", "1_234.56") are one number. Not numbers: "0x1F", "1.2.3".
 """
 
 from __future__ import annotations
@@ -20,12 +24,28 @@ from dptool.answers.verdict import HEDGED, MALFORMED, VALUE, Wrong, fmt, short
 MINUS = "-\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d\u2796"
 _SIGNS = re.escape("+" + MINUS)  # escaped: "+-‐" unescaped in a class would be a range of every letter
 _CURRENCY = "$€£¥₹"
+_MAGNITUDES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "mio": 1e6, "million": 1e6, "bn": 1e9,
+               "billion": 1e9, "trillion": 1e12}
 # every piece is bounded ({0,3} spaces, no nested repetition): one pass over a 1 MB text, no backtracking blow-up
 _NUMBER = re.compile(
     rf"(?<![\w.])(?P<sign>[{_SIGNS}](?P<gap>[ \t]?)(?=[{_CURRENCY}]?\d|\.\d))?[{_CURRENCY}]?"
     r"(?P<digits>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
-    rf"(?P<exp>[eE][{_SIGNS}]?\d+|[ \t]{{0,3}}[×x*][ \t]{{0,3}}10[ \t]{{0,3}}\^[ \t]{{0,3}}[{_SIGNS}]?\d+)?"
-    r"(?P<pct>[ \t]{0,3}(?:%|percent\b|per[ \t]cent\b|pct\b))?")
+    r"(?!\.\d)"  # "1.2.3" is no number
+    rf"(?P<exp>[eE][{_SIGNS}]?\d+|[ \t]{{0,3}}[×x*·⋅][ \t]{{0,3}}10[ \t]{{0,3}}\^[ \t]{{0,3}}[{_SIGNS}]?\d+)?"
+    r"(?P<mag>(?:[kKM]|bn|mn)(?![A-Za-z])|[ \t](?:k|K|M|bn|mn|mio)(?![A-Za-z\d])|"
+    r"[ \t]{1,3}(?:thousand|million|billion|trillion)\b)?"
+    r"(?P<pct>[ \t]{0,3}(?:%|‰|percent\b|per[ \t]cent\b|pct\b|per[ \t]?mille\b))?")
+# a word that is a minus before a number ("minus 13.46", "negative 13.46"), not after one ("50 minus 13.46")
+_WORD_MINUS = re.compile(r"(?P<before>[^ \t]?)[ \t]*\b(?:minus|negative)[ \t]+$", re.IGNORECASE)
+# what may follow a minus written after a value, at the end of the text: "13.46-", "(13.46-)."
+_TRAILING_MINUS_END = re.compile(r"[ \t\n.;,)\]\"']*")
+# digits grouped by a no-break, figure, thin or narrow space, an apostrophe or an underscore: "1 234 567.89"
+_GROUPING = re.compile(r"(?<=\d)[\u00a0\u2007\u2009\u202f'\u2019_](?=\d{3}(?!\d))")
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_POWER = re.compile(r"10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+# a value offered with a plus-or-minus: "±13.46", "+/-13.46", "+-13.46" name two values
+PLUS_MINUS = re.compile(r"(?:[±∓]|\+[ \t]?/[ \t]?[-\u2212]|[-\u2212][ \t]?/[ \t]?\+|\+[-\u2212]|[-\u2212]\+)"
+                        r"[ \t]?[$€£¥₹]?\.?\d")
 # what may stand right before a sign: nothing, a space, an opening bracket or a separator
 _BEFORE_SIGN = set(" \t\n([{=:,;<>~≈/\"'*" + _CURRENCY)
 _BEFORE_SPACED_SIGN = set("([{=:,;")  # "- 13.46": only where a value starts
@@ -61,7 +81,14 @@ def number_spans(text: str, limit: int | None = None) -> list[Span]:
         if exp:
             power = exp.translate(_ASCII_MINUS).replace(" ", "").replace("\t", "")
             exp = "e" + re.split(r"[eE^]", power)[-1]
+        if m.group("digits") == "0" and re.match(r"[xX][0-9A-Fa-f]", text[m.end("digits"):m.end("digits") + 2]):
+            continue  # "0x1F" is no number
         value = float(digits + exp)
+        mag = (m.group("mag") or "").strip()
+        if mag:
+            value *= _MAGNITUDES[mag.lower()]
+        if "‰" in (m.group("pct") or "") or "mille" in (m.group("pct") or ""):
+            value /= 1000
         start = m.start()
         if m.group("sign"):
             sign = m.group("sign")[0]  # the group holds the space after the sign too
@@ -69,13 +96,33 @@ def number_spans(text: str, limit: int | None = None) -> list[Span]:
                 value = value if sign == "+" else -value
             else:
                 start = m.start("digits")
-        elif _accounting(text, start, m.end()):
+        elif _accounting(text, start, m.end()) or _word_minus(text, start) or _trailing_minus(text, m.end()):
             value = -value
-        out.append(Span(start, m.end(), Num(value + 0.0, bool(m.group("pct")))))
+        pct = m.group("pct") or ""
+        out.append(Span(start, m.end(), Num(value + 0.0, bool(pct) and "‰" not in pct and "mille" not in pct)))
     return out
 
 
 _ASCII_MINUS = str.maketrans({c: "-" for c in MINUS})
+
+
+def _word_minus(text: str, start: int) -> bool:
+    """ "minus 13.46", "negative 13.46": a sign, unless it follows a number ("50 minus 13.46" is a difference)."""
+    m = _WORD_MINUS.search(text[max(0, start - _LOOK):start])
+    return m is not None and not (m.group("before") and (m.group("before").isdigit() or m.group("before") in "%)]}"))
+
+
+def _trailing_minus(text: str, end: int) -> bool:
+    """A minus right after the value that ends the text: "13.46-" (SAP and some ledgers write negatives so); "1- or
+    2-star" goes on, and is no sign."""
+    return end < len(text) and text[end] in MINUS and _TRAILING_MINUS_END.fullmatch(text, end + 1) is not None
+
+
+def prepare(text: str) -> str:
+    """A text made ready for number_spans: digit groups joined by a comma ("1 234.56" is 1,234.56) and a power of
+    ten in superscript written with ^ ("10⁻²" is 10^-2), before NFKC makes "1 234" two numbers and "10²" 102."""
+    text = _GROUPING.sub(",", text)
+    return _POWER.sub(lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text) if "10" in text else text
 
 
 _LOOK = 24  # characters looked at around a number: a bounded window keeps a 1 MB text linear
@@ -95,16 +142,19 @@ def _accounting(text: str, start: int, end: int) -> bool:
     """Whether the number at text[start:end] is an accounting negative: "(13.46)", "CZK (8,182.15)", "x: (1.5)".
     A bracket in prose restates a number ("sixty (60) days"): only a value standing alone is negative."""
     before, after = text[max(0, start - _LOOK):start].rstrip(" \t"), text[end:end + _LOOK].lstrip(" \t")
+    before = re.sub(r"\((?:[A-Z]{3}|[" + _CURRENCY + r"])[ \t]*$", "(", before)  # "(USD 13.46)"
     if not (before.endswith("(") and after.startswith(")")):
         return False
     lead = _CURRENCY_WORD.sub("", before[:-1]).rstrip(" \t")
+    if lead and lead[-1] in MINUS and (len(lead) == 1 or lead[-2] in " \t(=:"):
+        return True  # "-(13.46)": the minus of a bracketed value
     return not lead or lead[-1] in ":="
 
 
 def numbers_in(text: str, limit: int | None = None) -> list[Num]:
     """Every number written with digits in a text ("1,234.5", "–3", "(13.46)", "84.4 %"), fullwidth digits too;
     the first `limit` of them (two tell that a value holds more than one)."""
-    return [s.num for s in number_spans(unicodedata.normalize("NFKC", text), limit)]
+    return [s.num for s in number_spans(unicodedata.normalize("NFKC", prepare(text)), limit)]
 
 
 def to_number(x: Any, what: str) -> Num:
@@ -124,6 +174,8 @@ def to_number(x: Any, what: str) -> Num:
     if isinstance(x, str):
         if x.strip().lower() in ("null", "none"):
             return Num(None)
+        if PLUS_MINUS.search(x):
+            raise Wrong(f"{what}: a value with a plus-or-minus names two, {short(x)}", HEDGED)
         found = numbers_in(x, 2)
         if len(found) != 1:
             raise Wrong(f"{what}: expected one number, got {short(x)}", HEDGED if found else MALFORMED)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from dptool.answers.dates import date_spans
-from dptool.answers.numbers import number_spans
+from dptool.answers.numbers import number_spans, prepare
 from dptool.answers.verdict import fold_text
 
 _UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
@@ -26,9 +26,10 @@ NUMBER_WORDS = {**{w: i for i, w in enumerate(_UNITS)}, **_TENS, "hundred": 100,
 STOPWORDS = frozenset(["a", "an", "the", "of", "to", "in", "on", "at", "by", "for", "from", "with", "and", "or",
                        "is", "are", "was", "were", "be", "been", "being", "as", "that", "this", "these", "those",
                        "it", "its", "than", "then", "which", "who", "whom", "into", "per", "our", "their"])
-_MARKERS = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\d+[.)][ \t]+|\[\d+\]", re.MULTILINE)  # "1. …", "[2]"
+# "1. …", "[2]", and a bullet ("- 60 days …": no minus)
+_MARKERS = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\d+[.)][ \t]+|\[\d+\]|^[ \t]*[-*+\u2022][ \t]+", re.MULTILINE)
 # words, the ends of sentences (not the point of "3.0", blanked before) and the brackets and dashes of an aside
-_TOKEN = re.compile(r"[a-z]+|[.!?;:](?=\s|$|\*)|\n|[(),\[\]]|\u2014|(?<=\s)[\u2013-](?=\s)")
+_TOKEN = re.compile(r"[a-z]+|[<>≤≥]=?|[.!?;:](?=\s|$|\*)|\n|[(),\[\]]|\u2014|(?<=\s)[\u2013-](?=\s)")
 _SENTENCE_END = frozenset(".!?;\n")  # not ":", read by clauses only
 # a comma before one of these starts another clause, which says its own thing: "…, and 1993 was restated"
 _CLAUSE_WORDS = frozenset(["and", "but", "while", "whereas", "although", "though", "so", "yet", "unless", "except"])
@@ -65,7 +66,8 @@ _DIRECTION = {
                                 "beyond least minimum older")},
     **{w: _DOWN for w in _lexicon("less fewer under below lower shorter earlier before within prior first maximum "
                                   "younger")},
-    **{w: _EQUAL for w in _lexicon("exactly equal equals")}}
+    **{w: _EQUAL for w in _lexicon("exactly equal equals")},
+    **{w: _UP for w in _lexicon("> >= ≥")}, **{w: _DOWN for w in _lexicon("< <= ≤")}}  # "≤ 60" is "at most 60"
 # what stands before a date that starts or ends a rule: "effective 1 January 2017", "until 1 January 2017"
 _START = {**{w: 1 for w in _lexicon("effective from since starting beginning")},
           **{w: -1 for w in _lexicon("until till ending expiring")}}
@@ -128,7 +130,7 @@ def read(text: str, *, clauses: bool = False) -> Reading:
     parts of a date). `clauses`: a comma before "and", "but" … ends a sentence too (an answer's "…, and 1993 was
     restated" says its own thing; a passage's "below 30,000 CZK, and every other posting, is included" does not
     split: read wide, a passage agrees more often, never less)."""
-    folded = _MARKERS.sub(lambda m: " " * len(m.group(0)), fold_text(text))
+    folded = _MARKERS.sub(lambda m: " " * len(m.group(0)), fold_text(prepare(text)))
     spans, rest = date_spans(folded)
     claims = [Claim(a, b, found) for a, b, found in spans]
     for s in number_spans(rest):

@@ -33,6 +33,7 @@ from sqlglot import exp
 
 from dptool.bundle import fingerprint
 from dptool.errors import DptoolError
+from dptool.evaluate import limits as limits_module
 from dptool.evaluate.agent import append_answer, format_hint, load_prompts
 from dptool.evaluate.kb import DEFAULT_K, KnowledgeBase, domain_folders
 from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
@@ -463,6 +464,9 @@ class ServedRun:
 
     def __init__(self, env: Environment, tasks: list[dict], out: str | Path, *, epochs: int = 1,
                  settings: dict | None = None, prompt_version: str = PROMPT_VERSION):
+        problem = limits_module.out_of_range("epochs", epochs, limits_module.EPOCHS)
+        if problem or not isinstance(epochs, int):  # before the run folder is made: nothing written
+            raise DptoolError(problem or f"epochs is {epochs!r}: not a whole number")
         self.env = env
         self.out = Path(out)
         self.epochs = epochs

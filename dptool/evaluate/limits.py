@@ -11,6 +11,7 @@ import math
 TIMEOUT = (0.01, 3600.0)  # seconds a run_sql query may take
 MEMORY_MB = (64, 1_048_576)  # megabytes a run_sql query may use
 MAX_ROWS = (1, 10_000)  # rows run_sql returns at most (its output is cut at 20,000 characters anyway)
+EPOCHS = (1, 100)  # attempts per task (a run's to-do list holds epochs × tasks: 10^20 of them fill the memory)
 
 
 def out_of_range(name: str, value, bounds: tuple) -> str | None:

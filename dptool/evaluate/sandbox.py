@@ -67,7 +67,8 @@ _FILE_LIKE = re.compile(r"[/\\:*]|\.\w+$")
 # catalog views and functions that describe the machine, not the warehouse: the database file's path (the bundle's
 # folder, where its tasks.jsonl lies), settings such as the temp and home directories, extensions, secrets
 _MACHINE_VIEW = re.compile(r"^(duckdb_(databases|settings|extensions|secrets|temporary_files|memory|logs?|log_contexts"
-                           r"|external_file_cache|variables|prepared_statements)|pragma_\w+)$", re.IGNORECASE)
+                           r"|external_file_cache|variables|prepared_statements)|pragma_\w+|pg_settings|"
+                           r"pg_prepared_statements)$", re.IGNORECASE)  # pg_settings: duckdb_settings by another name
 _MACHINE_FUNCTION = re.compile(r"^(current_setting|pragma_\w+)$", re.IGNORECASE)
 _PATH_CHARS = re.compile(r"[/\\:*]")
 # DuckDB reads a table name it cannot find as a file path, its parts joined by dots: `from passwd.csv` is

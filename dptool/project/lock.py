@@ -135,11 +135,13 @@ def project_lock(project_dir: str | Path, command: str, echo: Callable[[str], No
     it is taken. Outside a dbt project there is nothing to lock: the command says what is wrong itself."""
     if not (Path(project_dir) / "dbt_project.yml").is_file():
         return nullcontext()
-    from dptool.project.dbt import DbtProject
+    from dptool.project.dbt import DbtProject, _project_yml
 
-    project = DbtProject(project_dir)
-    root = project.project_dir
-    return hold(project.target_dir / LOCK, command, "project", echo, on_taken=lambda: clear_scratch(root, echo))
+    root = DbtProject(project_dir).project_dir
+    # the project's own target folder, whatever $DBT_TARGET_PATH says: two runs with another DBT_TARGET_PATH each
+    # still share the project's models/ (models/dptool_gold, the scratch folders), so they share one lock
+    target = root / str(_project_yml(root).get("target-path") or "target")
+    return hold(target / LOCK, command, "project", echo, on_taken=lambda: clear_scratch(root, echo))
 
 
 def clear_scratch(root: Path, echo: Callable[[str], None] = print) -> None:

@@ -79,9 +79,13 @@ class Warehouse:
         """Run one query; return its column names and rows."""
         try:
             cur = self.con.execute(sql)
+            return [d[0] for d in cur.description], cur.fetchall()
         except duckdb.Error as exc:
             raise DptoolError(f"{self.path}: query failed: {' '.join(str(exc).split())}{missing_hint(exc)}") from None
-        return [d[0] for d in cur.description], cur.fetchall()
+        except RuntimeError as exc:
+            if "interrupted" in str(exc).lower():  # DuckDB turns a Ctrl-C during a query into this
+                raise KeyboardInterrupt from None
+            raise
 
     def query_each(self, queries: Iterable[str]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
         """Run many queries, as many at a time as there are cores; yield each one's columns and rows, or its
