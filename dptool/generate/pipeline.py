@@ -59,6 +59,7 @@ class GenerateResult:
     cpu_timings: dict[str, float] = field(default_factory=dict)  # CPU seconds of each stage, all threads
     rows: dict[str, tuple[list[str], list[tuple]]] = field(default_factory=dict)  # task id -> columns, rows read
     warnings: list[str] = field(default_factory=list)  # metrics and rules none of whose candidates ran (SQL errors)
+    gold_models: int = 0  # candidates dbt compiled, over every round (the benchmark's cost per gold model)
 
 
 class Stages:
@@ -349,7 +350,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
                           reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
                           dbt_seconds=round(project.dbt_seconds, 3), cpu_timings=stage.cpu, rows=done.rows,
-                          warnings=warnings)
+                          warnings=warnings, gold_models=len(tried))
 
 
 def _round(project, candidates, catalog, connection, dialect, progress, reviewer=None) -> Round:
