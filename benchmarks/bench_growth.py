@@ -56,9 +56,9 @@ def copy_layer(project_dir: Path, copy: int) -> None:
         return labels.sub(lambda m: m.group(1) + json.dumps(f"{yaml.safe_load(m.group(2))} (copy {copy})"), text)
 
     for folder, pattern in ((METRICS, "*"), (RULES, "*"), (DOCS, "rule__*.md")):
-        out = project_dir / f"{folder}{suffix}"
+        out = project_dir / folder / f"copy{suffix}"  # inside the folder: its dbt_project.yml config holds
         out.mkdir(parents=True, exist_ok=True)
-        for src in sorted((project_dir / folder).glob(pattern)):
+        for src in sorted(p for p in (project_dir / folder).glob(pattern) if p.is_file()):
             stem = names.sub(lambda m: m.group(1) + suffix, src.stem)
             (out / f"{stem}{src.suffix}").write_text(renamed(src.read_text(encoding="utf-8")), encoding="utf-8")
 
