@@ -12,8 +12,8 @@ queries inline computed once): the floor generate's own SQL has.
 
 Writes benchmarks/results/generate-scale<S>-target<N>.json: validated_tasks, generate_seconds,
 bare_sql_seconds, seconds_per_1000_tasks, generate_over_bare_sql, shared_sql_seconds and
-generate_over_shared_sql, the seconds of each stage (wall and
-CPU, all threads) and inside dbt (wall and CPU), and the load average of the machine before and after (others' work slows a run).
+generate_over_shared_sql, the seconds of each stage (wall and CPU, all threads) and inside dbt (wall and CPU),
+and the load average of the machine before and after (others' work slows a run).
 """
 
 from __future__ import annotations
