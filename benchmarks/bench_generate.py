@@ -12,8 +12,8 @@ queries inline computed once): the floor generate's own SQL has.
 
 Writes benchmarks/results/generate-scale<S>-target<N>.json: validated_tasks, generate_seconds,
 bare_sql_seconds, seconds_per_1000_tasks, generate_over_bare_sql, shared_sql_seconds and
-generate_over_shared_sql, the seconds of each stage (wall and
-CPU, all threads), and the load average of the machine before and after (others' work slows a run).
+generate_over_shared_sql, the seconds of each stage (wall and CPU, all threads) and inside dbt (wall and CPU),
+and the load average of the machine before and after (others' work slows a run).
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def run_once(scale: float, target: int, workdir: Path) -> dict:
         "generate_cpu_seconds": round(generate_cpu, 2),
         "stage_cpu_seconds": result.cpu_timings,
         "inside_dbt_seconds": result.dbt_seconds,
+        "inside_dbt_cpu_seconds": result.dbt_cpu_seconds,
         "dbt_build_seconds": round(dbt_build, 2),
         "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after]},
     }
@@ -157,7 +158,7 @@ def main() -> None:
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     for key in ("validated_tasks", "generate_seconds", "bare_sql_seconds", "seconds_per_1000_tasks",
                 "generate_over_bare_sql", "shared_sql_seconds", "generate_over_shared_sql", "dbt_build_seconds",
-                "inside_dbt_seconds"):
+                "inside_dbt_seconds", "inside_dbt_cpu_seconds", "generate_cpu_seconds"):
         print(f"{key:<24} {report[key]}")
     for stage, seconds in report["stage_seconds"].items():
         print(f"  {stage:<22} {seconds:8.2f} s  (cpu {report['stage_cpu_seconds'][stage]:.2f} s)")

@@ -58,9 +58,11 @@ class GenerateResult:
     review: object | None = None  # dptool.generate.judge.Review when an LLM phrased and judged
     llm_usage: dict[str, object] = field(default_factory=dict)  # stage -> dptool.llm.client.Usage
     dbt_seconds: float = 0.0  # of the stages' time, spent inside dbt's runner
+    dbt_cpu_seconds: float = 0.0  # CPU seconds of this process meanwhile
     cpu_timings: dict[str, float] = field(default_factory=dict)  # CPU seconds of each stage, all threads
     rows: dict[str, tuple[list[str], list[tuple]]] = field(default_factory=dict)  # task id -> columns, rows read
     warnings: list[str] = field(default_factory=list)  # metrics and rules none of whose candidates ran (SQL errors)
+    gold_models: int = 0  # candidates dbt compiled, over every round (the benchmark's cost per gold model)
 
 
 class Stages:
@@ -359,8 +361,9 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                               graph_json=graph_to_json(graph), card=text, extra_files=extra, record=record)
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
                           reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
-                          dbt_seconds=round(project.dbt_seconds, 3), cpu_timings=stage.cpu, rows=done.rows,
-                          warnings=warnings)
+                          dbt_seconds=round(project.dbt_seconds, 3),
+                          dbt_cpu_seconds=round(project.dbt_cpu_seconds, 3), cpu_timings=stage.cpu, rows=done.rows,
+                          warnings=warnings, gold_models=len(tried))
 
 
 def unwritten_rules(catalog: Catalog, manifest: dict) -> list[str]:

@@ -30,11 +30,26 @@
   }) }}
 {% endmacro %}
 
+{#-
+  metric_node(metric) -> the graph node of the model named `metric` (the first, for a versioned model).
+
+  Found in an index of the graph's models by name, built at the first call and kept in `graph` itself: dbt
+  builds `graph` once per manifest and hands every node of the run the same dict, so the index lives as long as
+  the graph it indexes (a scan of graph.nodes per call made a gold model's cost grow with the project).
+-#}
 {% macro metric_node(metric) %}
-  {%- for node in graph.nodes.values() if node.resource_type == 'model' and node.name == metric -%}
-    {{ return(node) }}
-  {%- endfor -%}
-  {{ exceptions.raise_compiler_error("dptool: no model named '" ~ metric ~ "' declares a metric") }}
+  {%- set index = graph.get('dptool_models_by_name') -%}
+  {%- if index is none -%}
+    {%- set index = {} -%}
+    {%- for node in graph.nodes.values() if node.resource_type == 'model' and node.name not in index -%}
+      {%- do index.update({node.name: node}) -%}
+    {%- endfor -%}
+    {%- do graph.update({'dptool_models_by_name': index}) -%}
+  {%- endif -%}
+  {%- if metric not in index -%}
+    {{ exceptions.raise_compiler_error("dptool: no model named '" ~ metric ~ "' declares a metric") }}
+  {%- endif -%}
+  {{ return(index[metric]) }}
 {% endmacro %}
 
 {#- metric_decl(metric) -> the model's meta.dptool.metric (a compile error without `value`). -#}
