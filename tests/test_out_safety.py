@@ -417,7 +417,7 @@ def test_a_users_file_named_like_a_temporary_one_is_not_taken_for_dptools(bundle
         check_replaceable(bundle, BUNDLE)
 
 
-@pytest.mark.parametrize("name", [".card.md.tmp-abc123", f"..dptool.tmp-{os.getpid()}", "kb/.metrics.md.tmp-x",
+@pytest.mark.parametrize("name", [".card.md.tmp-abc123", "..dptool.tmp-4242", "kb/.metrics.md.tmp-x",
                                   ".tasks.jsonl.ab12.tmp"])
 def test_what_dptool_left_beside_its_own_files_is_still_its_own(bundle, name):
     (bundle / name).write_text("half\n", encoding="utf-8")
