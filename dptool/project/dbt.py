@@ -374,8 +374,13 @@ def _partial_parse_in_memory(project: DbtProject):
 def _uncompiled(manifest) -> None:
     """Undo in place what compiling did to a manifest: a node compiled before is compiled again, its ephemeral
     models injected anew (dbt skips a node already marked injected), and the lookups are built again."""
+    from dbt.contracts.graph.nodes import CompiledNode
+
     for node in manifest.nodes.values():
-        if getattr(node, "compiled", False) or getattr(node, "extra_ctes", None):
+        # a seed or a snapshot-like node is no CompiledNode: its `compiled` and `extra_ctes*` are read-only properties
+        if not isinstance(node, CompiledNode):
+            continue
+        if node.compiled or node.extra_ctes:
             node.compiled = False
             node.compiled_code = None
             node.extra_ctes_injected = False
