@@ -44,7 +44,8 @@ def test_a_scaffold_left_as_it_is_ships_nothing_and_a_written_one_gives_its_know
     assert stdout.count("warning: rule refund_window (macro.subscriptions.rule__refund_window) is still the `dptool "
                         "rule new` scaffold: its macro returns q unchanged and its document is a TODO, so it is left "
                         "out (no task, no kb/rules/ document) until both are written") == 2  # running, and at the end
-    assert not (tmp_path / "scaffold" / "kb" / "rules" / "refund_window.md").exists()
+    assert (tmp_path / "scaffold" / "kb" / "subscriptions" / "rules").is_dir()  # kb/<domain>/rules/: the layout
+    assert not list((tmp_path / "scaffold" / "kb").glob("**/refund_window.md"))
     assert not [t for t in tasks if "refund_window" in t["rule_ids"]]
 
     (root / "macros" / "dptool_rules" / "rule__refund_window.md").write_text(DOCUMENT, encoding="utf-8")
@@ -58,5 +59,5 @@ def test_a_scaffold_left_as_it_is_ships_nothing_and_a_written_one_gives_its_know
     assert set(known) == {"rule", "effective_date"}
     assert "14" in known["rule"]["gold"]["facts"] and known["effective_date"]["gold"]["facts"] == ["2024-03-01"]
     # the document's own title heading, once (issue 28: kb/rules/*.md repeated it)
-    kb = (tmp_path / "written" / "kb" / "rules" / "refund_window.md").read_text(encoding="utf-8")
+    kb = (tmp_path / "written" / "kb" / "subscriptions" / "rules" / "refund_window.md").read_text(encoding="utf-8")
     assert kb.startswith("# Refund window\n\nRefunds reverse billings") and kb.count("# Refund window") == 1
