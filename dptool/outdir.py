@@ -14,6 +14,7 @@ beside its destination and renamed. A failed run leaves what was there as it was
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import json
@@ -21,7 +22,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from glob import escape as glob_escape
 from pathlib import Path
@@ -454,25 +455,17 @@ def _atomic_write(path: Path, data: bytes, given: str | Path, record_in: Path, r
     except OSError as exc:
         raise DptoolError(f"{given}: cannot be written ({exc.strerror or exc}); choose another --out") from None
     tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise DptoolError(f"{given}: cannot be written ({exc.strerror or exc}); nothing was written there") \
-            from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with _removed_on_failure(tmp, given), os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
     return _place(path, tmp, hashlib.sha256(data).hexdigest(), given, record_in, rel)
 
 
 def _place(path: Path, tmp: Path, new: str, given: str | Path, record_in: Path, rel: str) -> Path:
     """Rename `tmp` to `path` and record its hash in `record_in`'s marker. The marker lists the old and the new hash
     while the rename happens: a run killed between the two leaves a file dptool still knows as its own."""
-    try:
+    with _removed_on_failure(tmp, given):
         marker = _read_marker(record_in) or {"kind": None, "dptool": __version__}
         files = _recorded(marker) or {}
         old = files.get(rel, []) if path.is_file() else []
@@ -481,6 +474,15 @@ def _place(path: Path, tmp: Path, new: str, given: str | Path, record_in: Path, 
         tmp.replace(path)
         files[rel] = [new]
         _write_marker(record_in, {**marker, "files": dict(sorted(files.items()))})
+    return Path(given)
+
+
+@contextlib.contextmanager
+def _removed_on_failure(tmp: Path, given: str | Path) -> Iterator[None]:
+    """Delete `tmp` when the block fails in any way (an interrupt too: no half-written file stays); an OSError
+    becomes one line naming the path the user gave."""
+    try:
+        yield
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise DptoolError(f"{given}: cannot be written ({exc.strerror or exc}); nothing was written there") \
@@ -488,7 +490,6 @@ def _place(path: Path, tmp: Path, new: str, given: str | Path, record_in: Path, 
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    return Path(given)
 
 
 # ---- a folder dptool adds to as it goes: an eval run -----------------------------------------------------------------
