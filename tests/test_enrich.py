@@ -11,7 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from scipy.stats import ttest_ind
+from scipy.stats import ttest_ind, ttest_ind_from_stats
 
 from dptool.generate import enrich
 from dptool.generate.enrich import NotScorable, _number, answer, period_label, threshold_between
@@ -452,6 +452,15 @@ def test_significance_matches_scipy_on_raw_samples(seed):
     assert result["gold"]["p_value"] == result["base"]["p_value"]
     assert result["gold"]["significant"] is bool(p < 0.05)
     assert (result["gold"]["mean_a"], result["base"]["mean_b"]) == (round(statistics.mean(a), 6),) * 2
+
+
+def test_welch_p_value_is_scipys_from_summary_statistics():
+    rng = random.Random(7)
+    for _ in range(2000):
+        a = (rng.uniform(-100, 100), rng.uniform(0.01, 50), rng.randint(2, 5000))
+        b = (rng.uniform(-100, 100), rng.uniform(0.01, 50), rng.randint(2, 5000))
+        expected = float(ttest_ind_from_stats(*a, *b, equal_var=False).pvalue)
+        assert enrich.welch_p_value(*a, *b) == pytest.approx(expected, rel=1e-11, abs=0)
 
 
 @pytest.mark.parametrize(("gold", "message"), [

@@ -123,19 +123,23 @@ class _Gold:
 
     @staticmethod
     def gold(**kwargs):
-        return f"with dptool_base as (\n  select {kwargs['metric']!r}\n)\nselect * from dptool_base\n"
+        # every argument in the SQL: equal SQL means equal arguments
+        return f"with dptool_base as (\n  select {json.dumps(kwargs, sort_keys=True)!r}\n)\nselect * from dptool_base\n"
 
     date_trunc = staticmethod(lambda part, column: f"date_trunc('{part}', {column})")
 
 
-@pytest.mark.parametrize("make", ["counterfactual", "ranking"])  # with rules (and lineage), and without
+@pytest.mark.parametrize("make", ["counterfactual", "ranking", "trend"])  # with rules (and lineage), without, a period
 def test_the_text_materialize_compiles_renders_what_the_gold_model_renders(make):
     """compile_text leaves out the config() call and the lineage: both render nothing when dbt compiles."""
     c = globals()[make]()
     text, model = compile_text(c), model_sql(c)
     assert "config(" not in text and "lineage" not in text and "config(" in model
     rules = {f"rule__{r}": _Rule(r, []) for r in ("exclude_tests", "capital_override")}
-    context = {"config": lambda **_: "", "var": VAR, "dptool": _Gold(), "execute": True, **rules}
+    # fromjson as dbt's context has it (json.loads)
+    context = {"config": lambda **_: "", "var": VAR, "dptool": _Gold(), "dbt": _Gold(), "execute": True,
+               "fromjson": json.loads, **rules}
+    assert "fromjson(" in text and "fromjson(" not in model
     assert DBT_JINJA.from_string(text).render(**context) == DBT_JINJA.from_string(model).render(**context)
 
 
