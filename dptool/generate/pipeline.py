@@ -34,6 +34,7 @@ from dptool.generate.profile import profile_dimensions, unmatched_conditions
 from dptool.generate.proofs import read_proofs
 from dptool.generate.refresh import diff, markdown, read_tasks, reasked, settings_line
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
+from dptool.generate.support import supports
 from dptool.generate.untasked import untasked
 from dptool.generate.validate import duplicate_questions, identifiers, issues, validate
 from dptool.outdir import BUNDLE, check_replaceable
@@ -398,7 +399,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     With a reviewer (`dptool.generate.judge.Reviewer`), the LLM phrases, stage 1 and the judge validate.
     """
     out = Round()
-    tasks, built = [], {}
+    tasks, built, builds = [], {}, []
     mapping = {relation_key(t.relation_name, dialect): (t.domain, t.name) for t in catalog.tables.values()}
     writer = VariantWriter(dialect, mapping, "duckdb")  # the bundle's warehouse is DuckDB
     # two steps per candidate: its gold model compiled, its query run
@@ -419,9 +420,23 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
                 continue
             tasks.append(task)
             built[c.task_id] = c
+            builds.append(outcome)
             out.gold_rows[task["task_id"]] = rows
             out.gold_queries[task["task_id"]] = query
             out.rows[task["task_id"]] = (outcome.columns, outcome.rows)
+    # the rows and entities each answer rests on, and the groups its rules remove (validate's thin_support,
+    # removed_group_asked; phrase says when a listing leaves groups out)
+    support = supports(project, builds, catalog, connection)
+    for task in list(tasks):
+        found = support.get(task["task_id"], "support query: not run")
+        if isinstance(found, dict):
+            task["support"] = found
+            continue
+        tasks.remove(task)
+        del built[task["task_id"]]
+        out.dropped[task["task_id"]] = found
+        for kept in (out.gold_rows, out.gold_queries, out.rows):
+            kept.pop(task["task_id"], None)
     for task in tasks:
         task["question"] = phrase(built[task["task_id"]], task, catalog)
     out.tasks, out.rejected = reviewer(tasks) if reviewer else validate(tasks, catalog)
