@@ -184,6 +184,15 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
             pool = [w for w in pool if probe.changed(_months(w), values)]
             if not pool:
                 return None
+        if pool:
+            # a window whose groups would rest on too few rows gives a task validation drops (thin_support):
+            # windows where the group the task reads (a trend: each month) likely holds enough rows; else the whole
+            # history (a trend: none)
+            need = SUPPORT_MARGIN * MIN_GROUP_ROWS / _group_share(analysis_type, dim, profile, skeleton, catalog)
+            per = (lambda w: w.months) if analysis_type == "trend_analysis" else (lambda w: 1)
+            pool = [w for w in pool if _window_rows(time[1], w) / per(w) >= need]
+            if not pool and analysis_type == "trend_analysis":
+                return None
         if analysis_type == "ranking" and dim.kind != "temporal":
             # a ranking only where enough groups likely qualify (_ranking_k): not a window where none can be asked
             pool = [w for w in pool if _ranking_k(skeleton, profile, catalog, w, time[1]) is not None]
@@ -255,6 +264,31 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
         return make("value", gold_rules=tuple(r for r in governing if r != withdrawn), base_rules=governing,
                     rule_scope="all", withdrawn_rule=withdrawn)
     return make("value")
+
+
+SUPPORT_MARGIN = 1.5  # rows a window should hold over the minimum: rules exclude some, groups are uneven
+
+
+def _window_rows(time: DimensionProfile, window: Window) -> int:
+    """Rows of the metric's period table dated in the window (the period's profile)."""
+    months = _months(window)
+    return sum(n for y, m, n in time.months if (y, m) in months)
+
+
+def _group_share(analysis_type: str, dim: Dimension, profile: DimensionProfile, skeleton, catalog) -> float:
+    """The share of the window's rows the smallest group a task reads likely holds: all of them for a task of no
+    slice, a typical frequent value's share for a slice or a pair, the smallest group's for a breakdown."""
+    if dim.kind == "temporal" or analysis_type == "ranking":
+        return 1.0  # a trend's months: the window's rows spread over them (checked by support); a ranking: _ranking_k
+    total = sum(n for _, n in profile.top_values)
+    if not total:
+        return 1.0
+    if analysis_type == "decomposition":
+        return max(min(n for _, n in profile.top_values) / total, 1e-6)
+    named = _named_value(skeleton, dim, catalog)
+    shares = sorted(n / total for v, n in profile.top_values
+                    if v in (_frequent(profile, _fact_rows(skeleton, catalog)) if named is None else [named]))
+    return max(shares[len(shares) // 2] if shares else 1.0 / max(1, profile.distinct), 1e-6)
 
 
 def rule_scope(rules: tuple[str, ...], governing: tuple[str, ...]) -> str:
