@@ -230,7 +230,9 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     if analysis_type == "decomposition":
         if dim.kind == "temporal" or not 2 <= profile.distinct <= MAX_BREAKDOWN_GROUPS:
             return None
-        return make("grouped", [dim.column])
+        # every group with enough rows: a breakdown row resting on a handful of rows is noise (thin_support)
+        slice_["min_group_rows"] = MIN_GROUP_ROWS
+        return make("grouped", [dim.column], min_rows=MIN_GROUP_ROWS)
     if analysis_type in ("comparison", "significance_testing"):
         if dim.kind == "temporal":
             return None
@@ -239,8 +241,9 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
         known = probe.value_is_avg if probe is not None else None
         if analysis_type == "significance_testing" and not (_is_avg(metric.value) if known is None else known):
             return None
+        big = _big_enough(profile, time[1] if time else None, window)
         pair = _pair(skeleton, dim, profile, catalog, rng, _per_value(probe.changed if probe else None, window),
-                     _per_value(probe.has_value if probe else None, window))
+                     _both(_per_value(probe.has_value if probe else None, window), big), big)
         if pair is None:
             return None
         where.append(exp.In(this=exp.column(dim.column), expressions=[literal(v) for v in pair]).sql(dialect))
@@ -249,7 +252,8 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     # point query, threshold crossing, counterfactual: one value of one slice
     if dim.kind != "temporal":
         value = _slice_value(skeleton, dim, profile, catalog, rng,
-                             _per_value(probe.changed if probe else None, window))
+                             _both(_per_value(probe.changed if probe else None, window),
+                                   _big_enough(profile, time[1] if time else None, window)))
         if value is None:
             return None
         where.append(equals(dim.column, value, dialect))
@@ -422,11 +426,27 @@ def _slice_value(skeleton, dim, profile, catalog, rng, changes):
     return rng.choice(frequent) if frequent else None
 
 
-def _pair(skeleton, dim, profile, catalog, rng, changes, has_value) -> tuple | None:
+def _both(first, second):
+    return lambda value: first(value) and second(value)
+
+
+def _big_enough(profile: DimensionProfile, time: DimensionProfile | None, window: Window | None):
+    """A test of a slice value: do the metric's rows in the window likely hold enough of it (its share of the
+    dimension's rows, times the period's rows in the window), with a margin for the rows a rule excludes?"""
+    total = sum(n for _, n in profile.top_values)
+    rows = (_window_rows(time, window) if window else sum(n for *_, n in time.months)) if time else 0
+    if not total or not rows:
+        return lambda value: True
+    share = {v: n / total for v, n in profile.top_values}
+    return lambda value: rows * share.get(value, 0.0) >= SUPPORT_MARGIN * MIN_GROUP_ROWS
+
+
+def _pair(skeleton, dim, profile, catalog, rng, changes, has_value, big=None) -> tuple | None:
     frequent = _frequent(profile, _fact_rows(skeleton, catalog))
     first = _named_value(skeleton, dim, catalog)
     if first is None:
-        changed = [v for v in frequent if changes(v)]  # the rule must change one of the two groups
+        # the rule must change one of the two groups, and both must likely rest on enough rows
+        changed = [v for v in frequent if changes(v) and (big is None or big(v))]
         if len(frequent) < 2 or not changed:
             return None
         first = rng.choice(changed)

@@ -109,8 +109,11 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
                 f"and {label} {b} statistically significant at the 5% level? Use a two-tailed Welch's t-test "
                 f"over the individual {rows_of(metric.grain)} and give the p-value.")
     elif c.analysis_type == "decomposition":
-        text = (f"Break down {subject} by {label} {window}: give the value for every {label}"
-                f"{reportable(task, ' ')}. "
+        groups = f"every {label}" if c.min_rows is None else \
+            (f"every {label} with {at_least(c.min_rows, c.metric, catalog)}"
+             f"{counted(c.metric, c.rules, metric.grain, catalog)}")
+        lead = "," if c.min_rows else " "
+        text = (f"Break down {subject} by {label} {window}: give the value for {groups}{reportable(task, lead)}. "
                 f"{hint}")
     elif c.analysis_type == "counterfactual":
         withdrawn = catalog.rules[c.slice["withdrawn_rule"]]

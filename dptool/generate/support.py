@@ -128,7 +128,9 @@ def record(c: Candidate, gold_columns: list[str], gold_rows: list[tuple], column
             qualifies = c.min_rows is None or (len(found) == inputs and all(n >= c.min_rows for n, _, _ in found))
             if qualifies and not all(kept for _, _, kept in found):
                 gone.add(key)
-        if c.analysis_type != "ranking" and not c.base_rules:  # the base applies no rule: every group with rows
+        # the base applies no rule: every group with rows (a listing of groups of at least min_rows rows counted
+        # after the policies never asked for one a policy empties or shrinks below them)
+        if c.min_rows is None and not c.base_rules:
             gone |= set(answer["base"]) - set(answer["gold"])
         removed = sorted((_label(k, keys, c) for k in gone - set(answer["gold"])), key=lambda v: (v is None, str(v)))
     return {"min_rows": minimum[0], "min_entities": minimum[1], "entity": sorted(entities), "groups": groups,
