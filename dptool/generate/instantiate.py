@@ -328,12 +328,17 @@ def plausible_types(skeleton: Skeleton, catalog: Catalog, cardinality: dict[str,
     """How many of a skeleton's analysis types can make a candidate at all (what a target counts)."""
     distinct = cardinality.get(skeleton.dimension, 0)
     temporal = skeleton.dimension_kind == "temporal"
+    # where the metric's rows spread over the dimension's values leave a typical value fewer rows than a task
+    # needs (thin_support), a task of one slice or a pair is unlikely: it does not count
+    rows = catalog.dimension_weight.get(catalog.metrics[skeleton.metric].period, 0)
+    thin = not temporal and bool(rows) and distinct > 0 and rows / distinct < SUPPORT_MARGIN * MIN_GROUP_ROWS
     possible = {
         "counterfactual": bool(skeleton.rules),
         "significance_testing": not temporal and distinct >= 2 and _is_avg(catalog.metrics[skeleton.metric].value),
         "comparison": not temporal and distinct >= 2,
         "ranking": not temporal and distinct >= 3,
         "decomposition": not temporal and 2 <= distinct <= MAX_BREAKDOWN_GROUPS,
+        **({t: False for t in SLICED} if thin else {}),
     }
     return sum(1 for t in skeleton.analysis_types if possible.get(t, True))
 
