@@ -112,7 +112,7 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
         groups = f"every {label}" if c.min_rows is None else \
             (f"every {label} with {at_least(c.min_rows, c.metric, catalog)}"
              f"{counted(c.metric, c.rules, metric.grain, catalog)}")
-        lead = "," if c.min_rows else " "
+        lead = ", " if c.min_rows else " "
         text = (f"Break down {subject} by {label} {window}: give the value for {groups}{reportable(task, lead)}. "
                 f"{hint}")
     elif c.analysis_type == "counterfactual":

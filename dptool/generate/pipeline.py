@@ -34,6 +34,7 @@ from dptool.generate.profile import profile_dimensions, unmatched_conditions
 from dptool.generate.proofs import read_proofs
 from dptool.generate.refresh import diff, markdown, read_tasks, reasked, settings_line
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
+from dptool.generate.support import setting as support_setting
 from dptool.generate.support import supports
 from dptool.generate.untasked import untasked
 from dptool.generate.validate import duplicate_questions, identifiers, issues, validate
@@ -326,6 +327,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         if manifest_behind_generated(project, manifest):
             project.run("parse")
             manifest = project.load_manifest()  # the semantic layer's metric models are in it now
+    support = support_setting(catalog, tasks)  # the minimum support the card and the kb state
     with stage("export", "writing the bundle"):
         versions = {"dptool": __version__, "dbt-core": dbt_version(), "duckdb": version("duckdb"),
                     "sqlglot": version("sqlglot")}
@@ -341,7 +343,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                     graph_stats=graph_stats(graph), seed=seed, versions=versions,
                     domain_graphs={d: graph_stats(build_graph(catalog.subset(d))) for d in catalog.domains},
                     llm=llm_card, drops=done.drops, min_per_type=min_per_type, proofs=proofs, warnings=warnings,
-                    parity=parity)
+                    parity=parity, support=support)
         if old_tasks is not None:
             changes = diff(old_tasks, tasks, metrics=catalog.metrics, rules=catalog.rules, made=ids.by_key,
                            reasons=done.reasons, unaskable=unaskable)
@@ -359,7 +361,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         }
         bundle = write_bundle(Path(out), catalog=catalog, source_db=connection, tasks=tasks,
                               gold_rows=done.gold_rows, gold_queries=done.gold_queries,
-                              graph_json=graph_to_json(graph), card=text, extra_files=extra, record=record)
+                              graph_json=graph_to_json(graph), card=text, extra_files=extra, record=record,
+                              support=support)
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
                           reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
                           dbt_seconds=round(project.dbt_seconds, 3),

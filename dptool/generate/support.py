@@ -43,13 +43,14 @@ class Setting:
     entities: int = MIN_ENTITIES
     entity: tuple[tuple[str, str], ...] = ()  # (domain, entity column) as counted
 
-    def sentence(self) -> str:
-        """The setting as card.md and the kb state it."""
-        counted = "; ".join(f"{_noun(c)} in {d} (`{c}`)" for d, c in self.entity) or "rows"
+    def sentence(self, domain: str | None = None) -> str:
+        """The setting as card.md (every domain) and a domain's kb state it."""
+        counted = "; ".join(f"{_noun(c)}" + ("" if domain else f" in {d}") + f", `{c}`" for d, c in self.entity
+                            if domain is None or d == domain) or "rows"
         return (f"every group an answer reads (a slice, each compared or listed group, each month of a trend, each "
                 f"metric a composite is computed from) rests on at least {self.rows} rows and {self.entities} "
-                f"distinct entities after the policies in force ({counted}); a question resting on fewer is not asked "
-                f"(dbt var `{VAR}`: {{rows: {self.rows}, entities: {self.entities}}})")
+                f"distinct entities after the policies in force (entities: {counted}); a question resting on fewer "
+                f"is not asked (dbt var `{VAR}`: {{rows: {self.rows}, entities: {self.entities}}})")
 
 
 def entity_columns(catalog: Catalog, domain: str) -> list[str]:
