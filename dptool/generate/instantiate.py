@@ -123,6 +123,7 @@ def _jinja_string(text: str) -> str:
 def instantiate(
     skeletons: list[Skeleton], catalog: Catalog, profiles: dict[str, DimensionProfile], seed: int, dialect: str,
     types: tuple[str, ...] | None = None, probes: dict | None = None, ids: Ids | None = None,
+    support: bool = False,
 ) -> list[Candidate]:
     """Every compatible analysis type (or those in `types`) of every skeleton, made concrete.
 
@@ -130,6 +131,9 @@ def instantiate(
     window and, where the task reads one slice, that slice: a candidate no window or slice of which
     the rules change is not made. Each candidate's id names what it asks (`dptool.generate.ids`, from `ids`, the
     run's ids so far); a candidate asking what one made before asks already is not made again.
+    With `support` (what `dptool generate` asks), candidates are drawn where their groups likely rest on enough rows
+    (validate's thin_support drops the others): windows and slices of enough rows, breakdowns of groups of at
+    least MIN_GROUP_ROWS rows.
     """
     ids = Ids() if ids is None else ids
     out = []
@@ -143,7 +147,7 @@ def instantiate(
                 continue
             rng = random.Random(f"{seed}:{skeleton.id}:{analysis_type}")
             probe = (probes or {}).get(skeleton.id) if skeleton.rules else None
-            candidate = _make(skeleton, analysis_type, catalog, profiles, time, rng, dialect, probe)
+            candidate = _make(skeleton, analysis_type, catalog, profiles, time, rng, dialect, probe, support)
             if candidate is None:
                 continue
             # a counterfactual withdrawing X from the rules {X} and from {X, Y} asks one question
@@ -157,7 +161,7 @@ def instantiate(
 
 def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: dict[str, DimensionProfile],
           time: tuple[Dimension, DimensionProfile, tuple | None] | None, rng: random.Random, dialect: str,
-          probe=None) -> Candidate | None:
+          probe=None, support: bool = False) -> Candidate | None:
     dim = catalog.dimensions[skeleton.dimension]
     profile = profiles[dim.id]
     metric = catalog.metrics[skeleton.metric]
@@ -184,7 +188,7 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
             pool = [w for w in pool if probe.changed(_months(w), values)]
             if not pool:
                 return None
-        if pool:
+        if pool and support:
             # a window whose groups would rest on too few rows gives a task validation drops (thin_support):
             # windows where the group the task reads (a trend: each month) likely holds enough rows; else the whole
             # history (a trend: none)
@@ -230,6 +234,8 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     if analysis_type == "decomposition":
         if dim.kind == "temporal" or not 2 <= profile.distinct <= MAX_BREAKDOWN_GROUPS:
             return None
+        if not support:
+            return make("grouped", [dim.column])
         # every group with enough rows: a breakdown row resting on a handful of rows is noise (thin_support)
         slice_["min_group_rows"] = MIN_GROUP_ROWS
         return make("grouped", [dim.column], min_rows=MIN_GROUP_ROWS)
@@ -241,7 +247,7 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
         known = probe.value_is_avg if probe is not None else None
         if analysis_type == "significance_testing" and not (_is_avg(metric.value) if known is None else known):
             return None
-        big = _big_enough(profile, time[1] if time else None, window)
+        big = _big_enough(profile, time[1] if time else None, window) if support else (lambda value: True)
         pair = _pair(skeleton, dim, profile, catalog, rng, _per_value(probe.changed if probe else None, window),
                      _both(_per_value(probe.has_value if probe else None, window), big), big)
         if pair is None:
@@ -253,7 +259,8 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     if dim.kind != "temporal":
         value = _slice_value(skeleton, dim, profile, catalog, rng,
                              _both(_per_value(probe.changed if probe else None, window),
-                                   _big_enough(profile, time[1] if time else None, window)))
+                                   _big_enough(profile, time[1] if time else None, window) if support
+                                   else (lambda value: True)))
         if value is None:
             return None
         where.append(equals(dim.column, value, dialect))
@@ -324,14 +331,15 @@ def _ranking_k(skeleton, profile: DimensionProfile, catalog: Catalog, window: Wi
     return 3 if likely >= 3 else None
 
 
-def plausible_types(skeleton: Skeleton, catalog: Catalog, cardinality: dict[str, int]) -> int:
+def plausible_types(skeleton: Skeleton, catalog: Catalog, cardinality: dict[str, int], support: bool = False) -> int:
     """How many of a skeleton's analysis types can make a candidate at all (what a target counts)."""
     distinct = cardinality.get(skeleton.dimension, 0)
     temporal = skeleton.dimension_kind == "temporal"
     # where the metric's rows spread over the dimension's values leave a typical value fewer rows than a task
     # needs (thin_support), a task of one slice or a pair is unlikely: it does not count
     rows = catalog.dimension_weight.get(catalog.metrics[skeleton.metric].period, 0)
-    thin = not temporal and bool(rows) and distinct > 0 and rows / distinct < SUPPORT_MARGIN * MIN_GROUP_ROWS
+    thin = support and not temporal and bool(rows) and distinct > 0 and \
+        rows / distinct < SUPPORT_MARGIN * MIN_GROUP_ROWS
     possible = {
         "counterfactual": bool(skeleton.rules),
         "significance_testing": not temporal and distinct >= 2 and _is_avg(catalog.metrics[skeleton.metric].value),

@@ -253,7 +253,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         share = -(-target_tasks // max(1, len(catalog.domains)))
 
         def planned(s):  # a target counts candidates: types a skeleton cannot make do not count
-            return plausible_types(s, catalog, cardinality)
+            return plausible_types(s, catalog, cardinality, support=True)
 
         skeletons = [s for d in catalog.domains for s, _ in select_skeletons(
             [s for s in pool if catalog.metrics[s.metric].domain == d], catalog.subset(d), cardinality, share,
@@ -273,7 +273,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             echo(f"  {parity.summary()}")
     ids = Ids()  # every id of the run: the same question gets the same id, two questions never one
     with stage("instantiate", f"{len(skeletons)} skeletons"):
-        candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids)
+        candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids, support=True)
     with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
         done = _round(project, candidates, catalog, connection, dialect, progress, reviewer)
         tried = list(candidates)
@@ -534,7 +534,8 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
     extra = []
     for (_domain, kind), (missing, options) in wanted.items():
         tried = options[: 12 * missing * widen]
-        made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,), probes=probes, ids=ids)
+        made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,), probes=probes, ids=ids,
+                           support=True)
         # three per task missing, and three more: candidates still fail the rule test or have no scorable answer,
         # and where one task is missing its few candidates are often all dropped (a top-k a rule leaves as it is)
         keep = (3 * missing + 3) * widen

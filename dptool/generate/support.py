@@ -134,6 +134,8 @@ def record(c: Candidate, gold_columns: list[str], gold_rows: list[tuple], column
         if c.min_rows is None and not c.base_rules:
             gone |= set(answer["base"]) - set(answer["gold"])
         removed = sorted((_label(k, keys, c) for k in gone - set(answer["gold"])), key=lambda v: (v is None, str(v)))
+    # in the order of their values: the rows of a query come in any order, a record is byte-stable
+    groups.sort(key=lambda g: (g["group"] is None, str(g["group"])))
     return {"min_rows": minimum[0], "min_entities": minimum[1], "entity": sorted(entities), "groups": groups,
             "removed": removed}
 
