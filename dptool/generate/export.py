@@ -34,7 +34,7 @@ def bundle_tables(catalog: Catalog) -> list[tuple[str, str, str]]:
 def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, tasks: list[dict],
                  gold_rows: dict[str, list], graph_json: str, card: str,
                  extra_files: dict[str, str] | None = None, gold_queries: dict[str, SharedQuery] | None = None,
-                 record: dict | None = None) -> Path:
+                 record: dict | None = None, support=None) -> Path:
     """Write the bundle to `out`, replacing what was there only once everything is written.
 
     `out` must be absent, empty or a bundle dptool wrote (dptool.outdir): a user's folder is never replaced.
@@ -42,7 +42,8 @@ def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, ta
     `source_db` is the DuckDB file of the target, or its connection (any target: see export_tables).
     `gold_queries` gives a task's gold_sql as the SharedQuery it was written as (VariantWriter.queries): the
     reproduction computes the ephemeral models the gold queries share once each. `record` (how the bundle was
-    made) goes to bundle.json with the bundle's fingerprint (dptool.bundle).
+    made) goes to bundle.json with the bundle's fingerprint (dptool.bundle). `support`
+    (dptool.generate.support.Setting) is the minimum support the kb's conventions state.
     """
     out = check_replaceable(out, BUNDLE)
     tmp = staging_folder(out)
@@ -53,7 +54,7 @@ def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, ta
             for task in tasks:
                 f.write(json.dumps(task, ensure_ascii=False) + "\n")
         (tmp / RECORD).write_text(record_text(record or {}, (tmp / "tasks.jsonl").read_bytes()), encoding="utf-8")
-        write_kb(tmp / "kb", catalog)
+        write_kb(tmp / "kb", catalog, support)
         (tmp / "graph.json").write_text(graph_json, encoding="utf-8")
         (tmp / "card.md").write_text(card, encoding="utf-8")
         for name, text in sorted((extra_files or {}).items()):
@@ -106,7 +107,7 @@ def _same_rows(a: list[tuple], b: list[tuple]) -> bool:
     return True
 
 
-def write_kb(folder: Path, catalog: Catalog) -> None:
+def write_kb(folder: Path, catalog: Catalog, support=None) -> None:
     """The knowledge base an agent searches, one folder per domain: kb/<domain>/metrics.md (the metric catalog, its
     conventions first) and kb/<domain>/rules/<id>.md (one file per rule).
 
@@ -117,7 +118,7 @@ def write_kb(folder: Path, catalog: Catalog) -> None:
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", domain):
             raise DptoolError(f"domain {domain!r}: not a folder name for kb/<domain>/ (letters, digits, '_', '-', "
                               "'.'); set meta.dptool.domain to such a name")
-        write_domain_kb(folder / domain, catalog, domain)
+        write_domain_kb(folder / domain, catalog, domain, support)
 
 
 def titled(rule) -> str:
@@ -130,7 +131,7 @@ def titled(rule) -> str:
     return text
 
 
-def write_domain_kb(folder: Path, catalog: Catalog, domain: str) -> None:
+def write_domain_kb(folder: Path, catalog: Catalog, domain: str, support=None) -> None:
     """One domain's knowledge base: its metric catalog (metrics.md) and its rule documents (rules/<id>.md)."""
     rules = folder / "rules"
     rules.mkdir(parents=True)
@@ -138,7 +139,8 @@ def write_domain_kb(folder: Path, catalog: Catalog, domain: str) -> None:
         # in every domain whose metrics it modifies: the catalog's Policies lines cite it there
         if domain in {rule.domain, *(catalog.metrics[m].domain for m in rule.modifies if m in catalog.metrics)}:
             (rules / f"{rule_id}.md").write_text(titled(rule) + "\n", encoding="utf-8")
-    lines = ["# Metric catalog", "", *METRICS_PREAMBLE, "", *conventions_section(catalog.conventions.get(domain))]
+    lines = ["# Metric catalog", "", *METRICS_PREAMBLE, "", *conventions_section(catalog.conventions.get(domain),
+                                                                                 support and support.sentence(domain))]
     for _, m in sorted(catalog.metrics.items()):
         if m.domain != domain:
             continue
@@ -234,11 +236,24 @@ CONVENTION_ITEMS = {
 }
 
 
-def conventions_section(domain_conventions: str | None = None) -> list[str]:
-    """## Conventions of metrics.md: CONVENTION_ITEMS, then the domain's own (`Catalog.conventions`)."""
+SUPPORT_ITEM = "Minimum support"
+REMOVED_ITEM = ("Groups a policy removes", (
+    "A breakdown, a ranking or a trend lists the groups (or months) that remain once the policies in force are "
+    "applied. Where a policy removes some of them (a suppression of small groups), the question says so: it asks for "
+    "those \"whose figure our policies allow to be reported\"; a question that says nothing of it loses no group to a "
+    "policy."))
+
+
+def conventions_section(domain_conventions: str | None = None, support: str | None = None) -> list[str]:
+    """## Conventions of metrics.md: CONVENTION_ITEMS, the minimum support (`support`, the sentence of
+    dptool.generate.support.Setting) and how a listing treats groups a policy removes, then the domain's own
+    (`Catalog.conventions`)."""
     lines = ["## Conventions", "", "How every answer in this knowledge base is computed, unless a metric's entry or a "
              "policy says otherwise.", ""]
     lines += [f"- **{name}.** {text}" for name, text in CONVENTION_ITEMS.items()]
+    if support:
+        lines.append(f"- **{SUPPORT_ITEM}.** In every question, {support}.")
+    lines.append(f"- **{REMOVED_ITEM[0]}.** {REMOVED_ITEM[1]}")
     if domain_conventions:
         lines += ["", "### In this domain", "", domain_conventions.strip()]
     return lines + [""]
@@ -256,7 +271,7 @@ def period_line(metric, catalog: Catalog) -> str:
 def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int, graph_stats: dict,
          seed: int, versions: dict[str, str], domain_graphs: dict[str, dict] | None = None,
          llm: dict | None = None, drops: list[tuple[str, str]] | None = None, min_per_type: int | None = None,
-         proofs=None, warnings: list[str] | None = None, parity=None) -> str:
+         proofs=None, warnings: list[str] | None = None, parity=None, support=None) -> str:
     """card.md: what the bundle holds and how it was made; byte-stable for the same inputs.
 
     `llm` ({model, prompts, usage, review}) when an LLM phrased and judged: the card then says which
@@ -265,7 +280,7 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
     `min_per_type`, the (domain, analysis type) pairs left below it are listed; `proofs`
     (dptool.generate.proofs.ProofFindings) gives the rules that change nothing on the data; `warnings` are the
     run's warning lines (a metric or rule with no task, and why), `parity` the MetricFlow check
-    (dptool.generate.parity.Parity).
+    (dptool.generate.parity.Parity), `support` the minimum support in force (dptool.generate.support.Setting).
     """
     def table(title: str, counts: Counter) -> list[str]:
         rows = [f"### {title}", "", "| | tasks |", "| --- | ---: |"]
@@ -301,6 +316,7 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
         "| --- | ---: |",
         *[f"| {k} | {v} |" for k, v in sorted(rejected.items())],
         "",
+        *_support_section(support, rejected),
         *_drops_section(drops),
         *_below_minimum(tasks, catalog, min_per_type),
         *_proofs_section(proofs, catalog),
@@ -320,6 +336,17 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
 
 
 EXAMPLES_PER_REASON = 2
+
+
+def _support_section(support, rejected: Counter) -> list[str]:
+    """The minimum support in force and the tasks it dropped (thin_support), with those whose question asked for a
+    group its rules remove (removed_group_asked)."""
+    if support is None:
+        return []
+    return ["## Minimum support", "", f"- Setting: {support.sentence()}.",
+            f"- Tasks dropped as resting on fewer (thin_support): {rejected.get('thin_support', 0)}",
+            "- Tasks dropped because the question asked for a group its rules remove (removed_group_asked): "
+            f"{rejected.get('removed_group_asked', 0)}", ""]
 
 
 def _warnings_section(warnings: list[str] | None) -> list[str]:

@@ -123,6 +123,7 @@ def _jinja_string(text: str) -> str:
 def instantiate(
     skeletons: list[Skeleton], catalog: Catalog, profiles: dict[str, DimensionProfile], seed: int, dialect: str,
     types: tuple[str, ...] | None = None, probes: dict | None = None, ids: Ids | None = None,
+    support: bool = False,
 ) -> list[Candidate]:
     """Every compatible analysis type (or those in `types`) of every skeleton, made concrete.
 
@@ -130,6 +131,9 @@ def instantiate(
     window and, where the task reads one slice, that slice: a candidate no window or slice of which
     the rules change is not made. Each candidate's id names what it asks (`dptool.generate.ids`, from `ids`, the
     run's ids so far); a candidate asking what one made before asks already is not made again.
+    With `support` (what `dptool generate` asks), candidates are drawn where their groups likely rest on enough rows
+    (validate's thin_support drops the others): windows and slices of enough rows, breakdowns of groups of at
+    least MIN_GROUP_ROWS rows.
     """
     ids = Ids() if ids is None else ids
     out = []
@@ -143,7 +147,7 @@ def instantiate(
                 continue
             rng = random.Random(f"{seed}:{skeleton.id}:{analysis_type}")
             probe = (probes or {}).get(skeleton.id) if skeleton.rules else None
-            candidate = _make(skeleton, analysis_type, catalog, profiles, time, rng, dialect, probe)
+            candidate = _make(skeleton, analysis_type, catalog, profiles, time, rng, dialect, probe, support)
             if candidate is None:
                 continue
             # a counterfactual withdrawing X from the rules {X} and from {X, Y} asks one question
@@ -157,7 +161,7 @@ def instantiate(
 
 def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: dict[str, DimensionProfile],
           time: tuple[Dimension, DimensionProfile, tuple | None] | None, rng: random.Random, dialect: str,
-          probe=None) -> Candidate | None:
+          probe=None, support: bool = False) -> Candidate | None:
     dim = catalog.dimensions[skeleton.dimension]
     profile = profiles[dim.id]
     metric = catalog.metrics[skeleton.metric]
@@ -183,6 +187,15 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
             values = _readable_values(skeleton, dim, profile, catalog) if analysis_type in SLICED else None
             pool = [w for w in pool if probe.changed(_months(w), values)]
             if not pool:
+                return None
+        if pool and support:
+            # a window whose groups would rest on too few rows gives a task validation drops (thin_support):
+            # windows where the group the task reads (a trend: each month) likely holds enough rows; else the whole
+            # history (a trend: none)
+            need = SUPPORT_MARGIN * MIN_GROUP_ROWS / _group_share(analysis_type, dim, profile, skeleton, catalog)
+            per = (lambda w: w.months) if analysis_type == "trend_analysis" else (lambda w: 1)
+            pool = [w for w in pool if _window_rows(time[1], w) / per(w) >= need]
+            if not pool and analysis_type == "trend_analysis":
                 return None
         if analysis_type == "ranking" and dim.kind != "temporal":
             # a ranking only where enough groups likely qualify (_ranking_k): not a window where none can be asked
@@ -221,7 +234,11 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     if analysis_type == "decomposition":
         if dim.kind == "temporal" or not 2 <= profile.distinct <= MAX_BREAKDOWN_GROUPS:
             return None
-        return make("grouped", [dim.column])
+        if not support:
+            return make("grouped", [dim.column])
+        # every group with enough rows: a breakdown row resting on a handful of rows is noise (thin_support)
+        slice_["min_group_rows"] = MIN_GROUP_ROWS
+        return make("grouped", [dim.column], min_rows=MIN_GROUP_ROWS)
     if analysis_type in ("comparison", "significance_testing"):
         if dim.kind == "temporal":
             return None
@@ -230,8 +247,9 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
         known = probe.value_is_avg if probe is not None else None
         if analysis_type == "significance_testing" and not (_is_avg(metric.value) if known is None else known):
             return None
+        big = _big_enough(profile, time[1] if time else None, window) if support else (lambda value: True)
         pair = _pair(skeleton, dim, profile, catalog, rng, _per_value(probe.changed if probe else None, window),
-                     _per_value(probe.has_value if probe else None, window))
+                     _both(_per_value(probe.has_value if probe else None, window), big), big)
         if pair is None:
             return None
         where.append(exp.In(this=exp.column(dim.column), expressions=[literal(v) for v in pair]).sql(dialect))
@@ -240,7 +258,9 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     # point query, threshold crossing, counterfactual: one value of one slice
     if dim.kind != "temporal":
         value = _slice_value(skeleton, dim, profile, catalog, rng,
-                             _per_value(probe.changed if probe else None, window))
+                             _both(_per_value(probe.changed if probe else None, window),
+                                   _big_enough(profile, time[1] if time else None, window) if support
+                                   else (lambda value: True)))
         if value is None:
             return None
         where.append(equals(dim.column, value, dialect))
@@ -255,6 +275,31 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
         return make("value", gold_rules=tuple(r for r in governing if r != withdrawn), base_rules=governing,
                     rule_scope="all", withdrawn_rule=withdrawn)
     return make("value")
+
+
+SUPPORT_MARGIN = 1.5  # rows a window should hold over the minimum: rules exclude some, groups are uneven
+
+
+def _window_rows(time: DimensionProfile, window: Window) -> int:
+    """Rows of the metric's period table dated in the window (the period's profile)."""
+    months = _months(window)
+    return sum(n for y, m, n in time.months if (y, m) in months)
+
+
+def _group_share(analysis_type: str, dim: Dimension, profile: DimensionProfile, skeleton, catalog) -> float:
+    """The share of the window's rows the smallest group a task reads likely holds: all of them for a task of no
+    slice, a typical frequent value's share for a slice or a pair, the smallest group's for a breakdown."""
+    if dim.kind == "temporal" or analysis_type == "ranking":
+        return 1.0  # a trend's months: the window's rows spread over them (checked by support); a ranking: _ranking_k
+    total = sum(n for _, n in profile.top_values)
+    if not total:
+        return 1.0
+    if analysis_type == "decomposition":
+        return max(min(n for _, n in profile.top_values) / total, 1e-6)
+    named = _named_value(skeleton, dim, catalog)
+    shares = sorted(n / total for v, n in profile.top_values
+                    if v in (_frequent(profile, _fact_rows(skeleton, catalog)) if named is None else [named]))
+    return max(shares[len(shares) // 2] if shares else 1.0 / max(1, profile.distinct), 1e-6)
 
 
 def rule_scope(rules: tuple[str, ...], governing: tuple[str, ...]) -> str:
@@ -286,16 +331,22 @@ def _ranking_k(skeleton, profile: DimensionProfile, catalog: Catalog, window: Wi
     return 3 if likely >= 3 else None
 
 
-def plausible_types(skeleton: Skeleton, catalog: Catalog, cardinality: dict[str, int]) -> int:
+def plausible_types(skeleton: Skeleton, catalog: Catalog, cardinality: dict[str, int], support: bool = False) -> int:
     """How many of a skeleton's analysis types can make a candidate at all (what a target counts)."""
     distinct = cardinality.get(skeleton.dimension, 0)
     temporal = skeleton.dimension_kind == "temporal"
+    # where the metric's rows spread over the dimension's values leave a typical value fewer rows than a task
+    # needs (thin_support), a task of one slice or a pair is unlikely: it does not count
+    rows = catalog.dimension_weight.get(catalog.metrics[skeleton.metric].period, 0)
+    thin = support and not temporal and bool(rows) and distinct > 0 and \
+        rows / distinct < SUPPORT_MARGIN * MIN_GROUP_ROWS
     possible = {
         "counterfactual": bool(skeleton.rules),
         "significance_testing": not temporal and distinct >= 2 and _is_avg(catalog.metrics[skeleton.metric].value),
         "comparison": not temporal and distinct >= 2,
         "ranking": not temporal and distinct >= 3,
         "decomposition": not temporal and 2 <= distinct <= MAX_BREAKDOWN_GROUPS,
+        **({t: False for t in SLICED} if thin else {}),
     }
     return sum(1 for t in skeleton.analysis_types if possible.get(t, True))
 
@@ -388,11 +439,27 @@ def _slice_value(skeleton, dim, profile, catalog, rng, changes):
     return rng.choice(frequent) if frequent else None
 
 
-def _pair(skeleton, dim, profile, catalog, rng, changes, has_value) -> tuple | None:
+def _both(first, second):
+    return lambda value: first(value) and second(value)
+
+
+def _big_enough(profile: DimensionProfile, time: DimensionProfile | None, window: Window | None):
+    """A test of a slice value: do the metric's rows in the window likely hold enough of it (its share of the
+    dimension's rows, times the period's rows in the window), with a margin for the rows a rule excludes?"""
+    total = sum(n for _, n in profile.top_values)
+    rows = (_window_rows(time, window) if window else sum(n for *_, n in time.months)) if time else 0
+    if not total or not rows:
+        return lambda value: True
+    share = {v: n / total for v, n in profile.top_values}
+    return lambda value: rows * share.get(value, 0.0) >= SUPPORT_MARGIN * MIN_GROUP_ROWS
+
+
+def _pair(skeleton, dim, profile, catalog, rng, changes, has_value, big=None) -> tuple | None:
     frequent = _frequent(profile, _fact_rows(skeleton, catalog))
     first = _named_value(skeleton, dim, catalog)
     if first is None:
-        changed = [v for v in frequent if changes(v)]  # the rule must change one of the two groups
+        # the rule must change one of the two groups, and both must likely rest on enough rows
+        changed = [v for v in frequent if changes(v) and (big is None or big(v))]
         if len(frequent) < 2 or not changed:
             return None
         first = rng.choice(changed)

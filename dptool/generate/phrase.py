@@ -91,10 +91,12 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
         text = f"What {was} {subject}{condition} {window}? {hint}"
     elif c.analysis_type == "ranking":
         text = (f"Among {plural(label)} with {at_least(c.min_rows, c.metric, catalog)} {window}"
-                f"{counted(c.metric, c.rules, metric.grain, catalog)}, which {c.k} had the highest {metric.label}? "
+                f"{counted(c.metric, c.rules, metric.grain, catalog)}{reportable(task, ' ')}, which {c.k} had the "
+                f"highest {metric.label}? "
                 "List them from highest to lowest with the value of each.")
     elif c.analysis_type == "trend_analysis":
-        text = (f"How did {subject} develop month by month {window}? Say whether it was increasing, decreasing "
+        text = (f"How did {subject} develop month by month {window}{reportable(task, ', over the months ')}? "
+                "Say whether it was increasing, decreasing "
                 f"or flat ({TREND_RULE}), give the total change from the first to the last month in percent, and "
                 "the month of its peak.")
     elif c.analysis_type == "comparison":
@@ -107,7 +109,11 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
                 f"and {label} {b} statistically significant at the 5% level? Use a two-tailed Welch's t-test "
                 f"over the individual {rows_of(metric.grain)} and give the p-value.")
     elif c.analysis_type == "decomposition":
-        text = (f"Break down {subject} by {label} {window}: give the value for every {label}. "
+        groups = f"every {label}" if c.min_rows is None else \
+            (f"every {label} with {at_least(c.min_rows, c.metric, catalog)}"
+             f"{counted(c.metric, c.rules, metric.grain, catalog)}")
+        lead = ", " if c.min_rows else " "
+        text = (f"Break down {subject} by {label} {window}: give the value for {groups}{reportable(task, lead)}. "
                 f"{hint}")
     elif c.analysis_type == "counterfactual":
         withdrawn = catalog.rules[c.slice["withdrawn_rule"]]
@@ -120,6 +126,19 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
     else:
         raise ValueError(f"no template for {c.analysis_type!r}")
     return " ".join((text + scope(c, catalog)).split())
+
+
+# what a listing question says when the rules in force remove some of its groups (a suppression of small groups,
+# a policy that leaves a whole category out): it lists the groups that remain, and says so
+REPORTABLE = "whose figure our policies allow to be reported"
+
+
+def reportable(task: dict, lead: str) -> str:
+    """`lead` + REPORTABLE when the task's rules remove a group, month or row its question would list
+    (`task["support"]["removed"]`, dptool.generate.support), else "": a question never asks for what is removed."""
+    if not ((task.get("support") or {}).get("removed")):
+        return ""
+    return f"{lead}{REPORTABLE}"
 
 
 def at_least(n: int, metric_id: str, catalog: Catalog) -> str:

@@ -34,6 +34,8 @@ from dptool.generate.profile import profile_dimensions, unmatched_conditions
 from dptool.generate.proofs import read_proofs
 from dptool.generate.refresh import diff, markdown, read_tasks, reasked, settings_line
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
+from dptool.generate.support import setting as support_setting
+from dptool.generate.support import supports
 from dptool.generate.untasked import untasked
 from dptool.generate.validate import duplicate_questions, identifiers, issues, validate
 from dptool.outdir import BUNDLE, check_replaceable
@@ -251,7 +253,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         share = -(-target_tasks // max(1, len(catalog.domains)))
 
         def planned(s):  # a target counts candidates: types a skeleton cannot make do not count
-            return plausible_types(s, catalog, cardinality)
+            return plausible_types(s, catalog, cardinality, support=True)
 
         skeletons = [s for d in catalog.domains for s, _ in select_skeletons(
             [s for s in pool if catalog.metrics[s.metric].domain == d], catalog.subset(d), cardinality, share,
@@ -271,7 +273,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             echo(f"  {parity.summary()}")
     ids = Ids()  # every id of the run: the same question gets the same id, two questions never one
     with stage("instantiate", f"{len(skeletons)} skeletons"):
-        candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids)
+        candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids, support=True)
     with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
         done = _round(project, candidates, catalog, connection, dialect, progress, reviewer)
         tried = list(candidates)
@@ -325,6 +327,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         if manifest_behind_generated(project, manifest):
             project.run("parse")
             manifest = project.load_manifest()  # the semantic layer's metric models are in it now
+    support = support_setting(catalog, tasks)  # the minimum support the card and the kb state
     with stage("export", "writing the bundle"):
         versions = {"dptool": __version__, "dbt-core": dbt_version(), "duckdb": version("duckdb"),
                     "sqlglot": version("sqlglot")}
@@ -340,7 +343,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                     graph_stats=graph_stats(graph), seed=seed, versions=versions,
                     domain_graphs={d: graph_stats(build_graph(catalog.subset(d))) for d in catalog.domains},
                     llm=llm_card, drops=done.drops, min_per_type=min_per_type, proofs=proofs, warnings=warnings,
-                    parity=parity)
+                    parity=parity, support=support)
         if old_tasks is not None:
             changes = diff(old_tasks, tasks, metrics=catalog.metrics, rules=catalog.rules, made=ids.by_key,
                            reasons=done.reasons, unaskable=unaskable)
@@ -358,7 +361,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         }
         bundle = write_bundle(Path(out), catalog=catalog, source_db=connection, tasks=tasks,
                               gold_rows=done.gold_rows, gold_queries=done.gold_queries,
-                              graph_json=graph_to_json(graph), card=text, extra_files=extra, record=record)
+                              graph_json=graph_to_json(graph), card=text, extra_files=extra, record=record,
+                              support=support)
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
                           reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
                           dbt_seconds=round(project.dbt_seconds, 3),
@@ -398,7 +402,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     With a reviewer (`dptool.generate.judge.Reviewer`), the LLM phrases, stage 1 and the judge validate.
     """
     out = Round()
-    tasks, built = [], {}
+    tasks, built, builds = [], {}, []
     mapping = {relation_key(t.relation_name, dialect): (t.domain, t.name) for t in catalog.tables.values()}
     writer = VariantWriter(dialect, mapping, "duckdb")  # the bundle's warehouse is DuckDB
     # two steps per candidate: its gold model compiled, its query run
@@ -419,9 +423,23 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
                 continue
             tasks.append(task)
             built[c.task_id] = c
+            builds.append(outcome)
             out.gold_rows[task["task_id"]] = rows
             out.gold_queries[task["task_id"]] = query
             out.rows[task["task_id"]] = (outcome.columns, outcome.rows)
+    # the rows and entities each answer rests on, and the groups its rules remove (validate's thin_support,
+    # removed_group_asked; phrase says when a listing leaves groups out)
+    support = supports(project, builds, catalog, connection)
+    for task in list(tasks):
+        found = support.get(task["task_id"], "support query: not run")
+        if isinstance(found, dict):
+            task["support"] = found
+            continue
+        tasks.remove(task)
+        del built[task["task_id"]]
+        out.dropped[task["task_id"]] = found
+        for kept in (out.gold_rows, out.gold_queries, out.rows):
+            kept.pop(task["task_id"], None)
     for task in tasks:
         task["question"] = phrase(built[task["task_id"]], task, catalog)
     out.tasks, out.rejected = reviewer(tasks) if reviewer else validate(tasks, catalog)
@@ -516,7 +534,8 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
     extra = []
     for (_domain, kind), (missing, options) in wanted.items():
         tried = options[: 12 * missing * widen]
-        made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,), probes=probes, ids=ids)
+        made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,), probes=probes, ids=ids,
+                           support=True)
         # three per task missing, and three more: candidates still fail the rule test or have no scorable answer,
         # and where one task is missing its few candidates are often all dropped (a top-k a rule leaves as it is)
         keep = (3 * missing + 3) * widen

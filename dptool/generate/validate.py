@@ -8,11 +8,12 @@ from collections import Counter
 
 from dptool.answers import compare
 from dptool.generate.enrich import FLAT_BAND_PCT
-from dptool.generate.phrase import NO_POLICY, ONLY
+from dptool.generate.phrase import NO_POLICY, ONLY, REPORTABLE
+from dptool.generate.support import LISTING, thin
 from dptool.project.catalog import Catalog
 
 CHECKS = ("identifier_leakage", "too_short", "datetime_as_category", "no_scorable_answer", "rule_without_effect",
-          "scope_mismatch", "trend_rule_unstated")
+          "scope_mismatch", "trend_rule_unstated", "thin_support", "removed_group_asked")
 MIN_QUESTION_CHARS = 20
 
 
@@ -53,7 +54,29 @@ def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
         found.append("scope_mismatch")
     if task["analysis_type"] == "trend_analysis" and not states_trend_rule(question):
         found.append("trend_rule_unstated")
+    support = task.get("support")
+    if isinstance(support, dict):
+        # an answer resting on one loan measures noise (dptool.generate.support)
+        if thin(support):
+            found.append("thin_support")
+        if removed_group_problem(task, question):
+            found.append("removed_group_asked")
     return found
+
+
+def removed_group_problem(task: dict, question: str) -> str | None:
+    """Why a listing question (a breakdown, a ranking, a trend) and its gold's groups disagree (None when they
+    agree): the rules in force remove groups or months (`support.removed`) exactly when the question says it lists
+    only those its policies allow to be reported."""
+    if task["analysis_type"] not in LISTING:
+        return None
+    removed = (task.get("support") or {}).get("removed") or []
+    says = REPORTABLE in " ".join(question.split())
+    if removed and not says:
+        return f"the rules remove {len(removed)} of the groups the question asks for: {removed[:3]}"
+    if says and not removed:
+        return "the question says some groups are not reported, and the rules remove none"
+    return None
 
 
 SCOPES = ("all", "subset", "none")

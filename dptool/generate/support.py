@@ -1,0 +1,178 @@
+"""The support of each gold answer: how many rows and distinct entities each group it reads rests on.
+
+A comparison of two districts of one account each, a counterfactual resting on one loan, measure noise, not an
+agent. So every candidate whose gold query ran gets a support query, written by dbt from the same query spec as
+its gold variant (`dptool.support`: same rules, filters, groups and period; its value replaced by counts): per
+group (per period for a trend, per leaf metric for a composite), the rows the rules leave, the distinct entities
+(the domain's entity column: an account, an order) among them, and whether the rules' `having` (a suppression)
+removes the group. Like the probes and gold queries, they are compiled in one `dbt compile` (dptool.project.batch)
+and run in batches on the target; nothing is built.
+
+The minimum is a project setting, the dbt var `dptool_min_support` ({rows, entities, entity}); by default 30 rows
+and 10 entities. Validation drops a task any group of which rests on less (`thin_support`), and one whose question
+asks for every group while its rules remove some of them (`removed_group_asked`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from dptool.generate.enrich import period_label
+from dptool.generate.instantiate import Candidate
+from dptool.generate.materialize import jinja_literal
+from dptool.generate.profile import plain
+from dptool.project.batch import compile_texts
+from dptool.project.catalog import Catalog
+from dptool.project.dbt import Connection, DbtProject
+from dptool.project.warehouse import Warehouse
+
+MIN_ROWS = 30  # rows each group of an answer rests on, at least (the dbt var dptool_min_support overrides)
+MIN_ENTITIES = 10  # distinct entities (accounts, orders) each group rests on, at least
+VAR = "dptool_min_support"
+# analysis types whose question lists groups or months: a group a rule removes must be said or not asked
+LISTING = ("decomposition", "ranking", "trend_analysis")
+HEADER = "-- written by `dptool generate` for one run; removed when the run has read it\n"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The minimum support in force, as the support queries read it (the dbt var over dptool's defaults)."""
+
+    rows: int = MIN_ROWS
+    entities: int = MIN_ENTITIES
+    entity: tuple[tuple[str, str], ...] = ()  # (domain, entity column) as counted
+
+    def sentence(self, domain: str | None = None) -> str:
+        """The setting as card.md (every domain) and a domain's kb state it."""
+        counted = "; ".join(f"{_noun(c)}" + ("" if domain else f" in {d}") + f", `{c}`" for d, c in self.entity
+                            if domain is None or d == domain) or "rows"
+        return (f"every group an answer reads (a slice, each compared or listed group, each month of a trend, each "
+                f"metric a composite is computed from) rests on at least {self.rows} rows and {self.entities} "
+                f"distinct entities after the policies in force (entities: {counted}); a question resting on fewer "
+                f"is not asked (dbt var `{VAR}`: {{rows: {self.rows}, entities: {self.entities}}})")
+
+
+def entity_columns(catalog: Catalog, domain: str) -> list[str]:
+    """The entity columns of a domain, most shared first: the `_id` columns of its metric models, by how many of
+    them carry each (Berka's account_id is on every banking metric, Olist's order_id on every marketplace one)."""
+    counts = Counter(c for m in catalog.metrics.values() if m.domain == domain and not m.components
+                     for c in dict.fromkeys(m.columns) if c.lower().endswith("_id"))
+    return [c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def support_sql(c: Candidate, catalog: Catalog, entity: list[str]) -> str:
+    """The support query of a candidate: `dptool.support` with the arguments of its gold variant."""
+    args = [f"metric={jinja_literal(c.metric)}", f"rules={jinja_literal(catalog.rules_argument(c.metric, c.rules))}",
+            f"where={jinja_literal(c.where)}", f"group_by={jinja_literal(c.group_by)}"]
+    if c.period is not None:
+        args.append(f"period={c.period}")  # a Jinja expression, as in the gold model
+    args += [f"entity={jinja_literal(entity)}", f"min_rows={MIN_ROWS}", f"min_entities={MIN_ENTITIES}"]
+    return HEADER + "{{ dptool.support(" + ", ".join(args) + ") }}\n"
+
+
+def supports(project: DbtProject, built: list, catalog: Catalog, connection: Connection,
+             ) -> dict[str, dict | str]:
+    """The support record of each Built (dptool.generate.materialize), by task id; a string when its query failed."""
+    if not built:
+        return {}
+    entity = {d: entity_columns(catalog, d) for d in catalog.domains}
+    order = sorted(built, key=lambda b: (b.candidate.metric, b.candidate.task_id))
+    names = {f"support__{b.candidate.task_id}": b for b in order}
+    compiled = compile_texts(project, {n: support_sql(b.candidate, catalog, entity[catalog.metrics[
+        b.candidate.metric].domain]) for n, b in names.items()})
+    out: dict[str, dict | str] = {}
+    runnable = [n for n in names if compiled[n].sql is not None]
+    for n in names:
+        if compiled[n].sql is None:
+            out[names[n].candidate.task_id] = f"support query: {compiled[n].error}"
+    with Warehouse.of(connection) as wh:
+        for name, result in zip(runnable, wh.query_shared(compiled[n].query for n in runnable), strict=True):
+            b = names[name]
+            if isinstance(result, Exception):
+                out[b.candidate.task_id] = f"support query: {' '.join(str(result).split())}"
+                continue
+            out[b.candidate.task_id] = record(b.candidate, b.columns, b.rows, *result)
+    return out
+
+
+def record(c: Candidate, gold_columns: list[str], gold_rows: list[tuple], columns: list[str],
+           rows: list[tuple]) -> dict:
+    """The support of a candidate's answer: each group it reads with its rows and entities (the fewest over the
+    metrics a composite is computed from), and the groups its rules remove that its question would list."""
+    keys = columns[:columns.index("support_input")]
+    at = {name: i for i, name in enumerate(columns)}
+    cells: dict[tuple, list[tuple]] = {}
+    minimum = (MIN_ROWS, MIN_ENTITIES)
+    entities: set[str] = set()
+    for row in rows:
+        cells.setdefault(_key(row[:len(keys)]), []).append(
+            (int(row[at["support_rows"]]), int(row[at["support_entities"]]), int(row[at["value"]]) == 1))
+        minimum = (int(row[at["support_min_rows"]]), int(row[at["support_min_entities"]]))
+        if row[at["support_entity"]] is not None:
+            entities.add(row[at["support_entity"]])
+    inputs = len({row[at["support_input"]] for row in rows}) or 1
+    variant = gold_columns.index("variant")
+    index = [gold_columns.index(k) for k in keys]
+    answer = {v: list(dict.fromkeys(_key(tuple(r[i] for i in index)) for r in gold_rows if r[variant] == v))
+              for v in ("gold", "base")}
+    groups = []
+    for key in answer["gold"]:
+        found = cells.get(key, [])
+        rows_, ents = (min(n for n, _, _ in found), min(e for _, e, _ in found)) if len(found) == inputs else (0, 0)
+        groups.append({"group": _label(key, keys, c), "rows": rows_, "entities": ents})
+    removed: list = []
+    if c.analysis_type in LISTING:
+        gone = set()
+        for key, found in cells.items():
+            # a ranking lists the groups of at least min_rows rows: a smaller one the rules remove was never asked
+            qualifies = c.min_rows is None or (len(found) == inputs and all(n >= c.min_rows for n, _, _ in found))
+            if qualifies and not all(kept for _, _, kept in found):
+                gone.add(key)
+        # the base applies no rule: every group with rows (a listing of groups of at least min_rows rows counted
+        # after the policies never asked for one a policy empties or shrinks below them)
+        if c.min_rows is None and not c.base_rules:
+            gone |= set(answer["base"]) - set(answer["gold"])
+        removed = sorted((_label(k, keys, c) for k in gone - set(answer["gold"])), key=lambda v: (v is None, str(v)))
+    # in the order of their values: the rows of a query come in any order, a record is byte-stable
+    groups.sort(key=lambda g: (g["group"] is None, str(g["group"])))
+    return {"min_rows": minimum[0], "min_entities": minimum[1], "entity": sorted(entities), "groups": groups,
+            "removed": removed}
+
+
+def _key(values: tuple) -> tuple:
+    return tuple(plain(v) if not hasattr(v, "year") else v for v in values)
+
+
+def _label(key: tuple, keys: list[str], c: Candidate):
+    """A group as the task records it: its value, a trend's month as YYYY-MM, None for a single slice."""
+    if not keys:
+        return None
+    if keys[0] == "period":
+        return period_label(key[0], c.encoding)
+    return key[0] if len(key) == 1 else list(key)
+
+
+def thin(support: dict) -> list:
+    """The groups of a support record under its minimum."""
+    return [g["group"] for g in support.get("groups") or []
+            if g["rows"] < support["min_rows"] or g["entities"] < support["min_entities"]]
+
+
+def setting(catalog: Catalog, tasks: list[dict]) -> Setting:
+    """The setting the support queries of `tasks` read (dptool's defaults when none ran), with the entity column
+    each domain's supports counted (the most frequent; the domain's first entity column when none ran)."""
+    records = [t for t in tasks if isinstance(t.get("support"), dict)]
+    first = records[0]["support"] if records else {"min_rows": MIN_ROWS, "min_entities": MIN_ENTITIES}
+    by_domain = {}
+    for d in catalog.domains:
+        counted = Counter(e for t in records if t["domain"] == d for e in t["support"]["entity"])
+        columns = [e for e, _ in sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))] or entity_columns(catalog, d)
+        if columns:
+            by_domain[d] = columns[0]
+    return Setting(first["min_rows"], first["min_entities"], tuple(sorted(by_domain.items())))
+
+
+def _noun(column: str) -> str:
+    stem = column[:-3] if column.lower().endswith("_id") else column
+    return stem.replace("_", " ") + "s"
