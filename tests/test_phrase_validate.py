@@ -438,6 +438,19 @@ def test_rule_without_effect():
     assert issues(good_task(base={"value": 0.91}, rule_ids=[]), SHOP, BANNED) == []
 
 
+@pytest.mark.parametrize(("base", "kept"), [
+    (0.9119, True),   # 0.0019 apart: no answer is within 0.1 % of both (0.00091 of the gold, 0.000912 of the base)
+    (0.9018, True),
+    (0.9117, False),  # 0.0017 apart: 0.91085 is within the tolerance of both
+    (0.9083, False),
+    (0.9105, False),  # the base itself scores as right
+])
+def test_a_rule_task_where_one_answer_is_right_for_gold_and_base_is_dropped(base, kept):
+    task = good_task(base={"value": base}, answer_format={"type": "value"},
+                     tolerance={"rel_tol": 0.001, "abs_tol": 1e-6})
+    assert issues(task, SHOP, BANNED) == ([] if kept else ["rule_without_effect"])
+
+
 def test_validate_counts_per_check():
     tasks = [
         good_task(task_id="t_0001"),

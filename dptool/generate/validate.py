@@ -6,7 +6,7 @@ import json
 import re
 from collections import Counter
 
-from dptool.answers import compare
+from dptool.answers import DEFAULT_TOLERANCE, compare
 from dptool.generate.enrich import FLAT_BAND_PCT
 from dptool.generate.phrase import NO_POLICY, ONLY, REPORTABLE
 from dptool.generate.support import LISTING, thin
@@ -46,9 +46,11 @@ def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
     if not _scorable(task.get("gold"), (task.get("answer_format") or {}).get("type")):
         found.append("no_scorable_answer")
     # a rule task whose base answer would score as correct does not test the rule: the same comparator
-    # as the scorer's decides, under the task's own tolerance
+    # as the scorer's decides, under the task's own tolerance; nor does one where some answer is within the
+    # tolerance of both (the gold's and the base's windows overlap: base within twice the tolerance)
     if task.get("rule_ids") and task.get("base") is not None and \
-            (task.get("gold") == task.get("base") or compare(task, task["base"]).correct):
+            (task.get("gold") == task.get("base") or compare(task, task["base"]).correct
+             or compare(_widened(task), task["base"]).correct):
         found.append("rule_without_effect")
     if task.get("gold_sql") and scope_problem(task, catalog):
         found.append("scope_mismatch")
@@ -131,6 +133,12 @@ def scope_problem(task: dict, catalog: Catalog) -> str | None:
     elif says_only or says_none or "never been adopted" in question:
         return "an 'all' question says nothing about which policies apply"
     return None
+
+
+def _widened(task: dict) -> dict:
+    """The task with twice its tolerance: its base scores as right then when one answer could be right for both."""
+    tolerance = task.get("tolerance") or DEFAULT_TOLERANCE
+    return {**task, "tolerance": {k: 2 * float(v) for k, v in tolerance.items()}}
 
 
 def states_trend_rule(question: str) -> bool:
