@@ -14,6 +14,7 @@ import pytest
 from dptool.errors import DptoolError
 from dptool.generate.judge import DIMENSIONS, PHRASING, Reviewer, judge, parse_verdict, verdict_problem
 from dptool.generate.llm_phrase import generate_question, task_context
+from dptool.generate.phrase import REPORTABLE
 from dptool.llm.client import LLM, LLMError, load_prompt, resolve_spec
 from dptool.project.catalog import load_catalog
 
@@ -236,3 +237,18 @@ def test_a_rerun_from_the_cache_reports_the_same_requests_and_tokens(ollama_serv
         assert (first.usage[stage].calls, again.usage[stage].cache_hits) == (1, 1)
         assert first.usage[stage].requests == again.usage[stage].requests == 1
         assert first.usage[stage].tokens == again.usage[stage].tokens == (10, 5)
+
+
+@pytest.mark.parametrize("removed", [["PR"], []])
+def test_a_listing_whose_policies_remove_groups_asks_the_model_to_say_so(ollama_server, removed):
+    """removed_group_asked checks the words REPORTABLE in every listing question whose rules remove a group; the
+    model is told to write them exactly when they are due (a question without them would be dropped)."""
+    ollama_server.chat_replies.append({"content": json.dumps({"question": "Break it down by state, please?"})})
+    task = shop_task("t_0009", "decomposition", gold=[{"state": "SP", "value": 1.0}],
+                     answer_format={"type": "breakdown", "key": "state"}, slice={"window": None},
+                     support={"removed": removed, "groups": []})
+    llm = LLM("test-model", host=ollama_server.url)
+    generate_question(llm, load_prompt("phrase"), task, task_context(task, SHOP))
+    scope = field(ollama_server.requests[0][1]["messages"][1]["content"], "Scope of the answer")
+    assert scope.startswith("Average Order Value for every state, over the whole history")
+    assert (REPORTABLE in scope) is bool(removed)

@@ -15,7 +15,7 @@ import json
 
 from dptool.generate.enrich import TREND_RULE
 from dptool.generate.knowledge import EFFECTIVE_DATE, governing_passage
-from dptool.generate.phrase import at_least, counted, format_number, plural, spoken
+from dptool.generate.phrase import REPORTABLE, at_least, counted, format_number, plural, spoken
 from dptool.generate.phrase import scope_sentence as template_scope_sentence
 from dptool.llm.client import LLM, Prompt
 from dptool.project.catalog import Catalog, Metric
@@ -94,14 +94,14 @@ def scope(task: dict, catalog: Catalog) -> str:
             text += f", as if the policy \"{title}\" had never been adopted, every other policy still in force"
         return text
     if kind == "trend_analysis":
-        return f"{metric.label} month by month {window}"
+        return f"{metric.label} month by month {window}" + _reportable(task)
     if kind == "ranking":
         k = fmt.get("k") or len(task.get("gold") or [])
         rows = slice_.get("min_group_rows")
         rules = (task.get("spec") or {}).get("rules", task.get("rule_ids") or [])
         among = f" among {plural(dim)} with {at_least(rows, metric.id, catalog)}" \
             f"{counted(metric.id, rules, metric.grain, catalog)}" if rows else ""
-        return f"the top {k} {plural(dim)} by {metric.label}{among}, {window}"
+        return f"the top {k} {plural(dim)} by {metric.label}{among}, {window}" + _reportable(task)
     if kind in ("comparison", "significance_testing"):
         a, b = (spoken(g) for g in slice_.get("groups", ["?", "?"]))
         text = f"{metric.label} of {dim} {a} versus {dim} {b}, {window}"
@@ -109,8 +109,16 @@ def scope(task: dict, catalog: Catalog) -> str:
             text += f"; two-tailed Welch's t-test over the individual {metric.grain}, 5% level"
         return text
     if kind == "decomposition":
-        return f"{metric.label} for every {dim}, {window}"
+        return f"{metric.label} for every {dim}, {window}" + _reportable(task)
     return f"{metric.label} {window}"
+
+
+def _reportable(task: dict) -> str:
+    """What a listing question must say when its policies remove groups it would list (validate's
+    removed_group_asked checks those words, as it checks a template's)."""
+    if not (task.get("support") or {}).get("removed"):
+        return ""
+    return f"; only the ones {REPORTABLE} (say these words: \"{REPORTABLE}\")"
 
 
 NO_SCOPE_SENTENCE = "(none: the question says nothing about which policies apply)"
