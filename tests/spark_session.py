@@ -95,7 +95,7 @@ def output(schema: str) -> dict:
             # small data, many small queries (two at a time, `threads`): what Spark spends per query, not per row,
             # is the cost. One shuffle partition each (the default 200 cost more than the query); no adaptive
             # re-planning after each stage, and no Java compiled per stage (whole-stage codegen): together 1.5-2x
-            # faster on generate's gold and probe queries (benchmarks/bench_spark.py), the same rows
+            # faster on generate's gold and probe queries replayed on one session, the same rows
             "spark.sql.shuffle.partitions": "1",
             "spark.default.parallelism": "2",
             "spark.sql.adaptive.enabled": "false",
