@@ -179,6 +179,10 @@ def record_demo(args) -> dict:
         compared = shown(cli("compare", *runs, "--bundle", str(bundle), "--out", str(tmp_path / "compare")))
     example = example_task(tasks, also)
     model = example["dbt_node"].rsplit(".", 1)[-1]
+    # the gold models are disabled unless dbt's var asks for them: a parse with it gives their depends_on
+    from dptool.project.dbt import DbtProject
+
+    DbtProject(REPO).run("parse", gold=True)
     node = json.loads((REPO / "target" / "manifest.json").read_text(encoding="utf-8"))["nodes"][example["dbt_node"]]
     return {
         "help": help_text(),
