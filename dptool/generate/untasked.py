@@ -34,7 +34,7 @@ def untasked(catalog: Catalog, tasks: list[dict], pool: list, candidates: list, 
         counted = Counter(_reason(c, dropped, reasons) for c in cs)
         parts = [f"{n} × {r}" for r, n in sorted(counted.items(), key=lambda x: (-x[1], x[0]))[:MAX_REASONS]]
         more = len(counted) - MAX_REASONS
-        return "; ".join(parts) + (f"; and {more} other reasons" if more > 0 else "")
+        return "; ".join(parts) + (f"; and {more} other reason{'s' if more > 1 else ''}" if more > 0 else "")
 
     for metric_id in sorted(catalog.metrics):
         if metric_id in with_task or f"metric {metric_id}:" in said:
