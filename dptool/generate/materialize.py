@@ -279,17 +279,26 @@ def write_properties(project: DbtProject, candidates, catalog, questions=None, t
 
 
 def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catalog, connection: Connection,
-                on_done: Callable[[int], None] | None = None) -> Iterator[tuple[Candidate, Built | str]]:
+                on_done: Callable[[int], None] | None = None, also: dict | None = None,
+                ) -> Iterator[tuple[Candidate, Built | str]]:
     """Each candidate, in the order given, with its Built or the reason it was dropped.
 
     One `dbt compile` writes every gold query; the target runs them while the caller reads the rows of
     those done. A candidate is dropped when its model does not compile, its query fails, or the rule it
     applies does not change its rows. `on_done(n)` is called as n more queries are compiled or run.
+    `also` maps names to more model texts (the support queries) for the same `dbt compile`: one dbt run, not two;
+    each text is replaced by its Compiled before the first candidate comes out.
     """
     name = _project_name(project)
     # a batch injects the metric models of all its texts: texts of one metric together keep it short
     order = sorted(candidates, key=lambda c: (c.metric, c.task_id))
-    compiled = compile_texts(project, {c.task_id: compile_text(c, catalog) for c in order}, on_done)
+    texts = {c.task_id: compile_text(c, catalog) for c in order}
+    extra = dict(also or {})
+    if texts.keys() & extra.keys():
+        raise ValueError("materialize: a text of `also` is named like a candidate")
+    compiled = compile_texts(project, {**texts, **extra}, on_done)
+    if also is not None:
+        also.update({name: compiled[name] for name in extra})
     runnable = [c for c in candidates if compiled[c.task_id].sql is not None]
     with Warehouse.of(connection) as wh:
         results = wh.query_shared(compiled[c.task_id].query for c in runnable)

@@ -35,7 +35,7 @@ from dptool.generate.proofs import read_proofs
 from dptool.generate.refresh import diff, markdown, read_tasks, reasked, settings_line
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
 from dptool.generate.support import setting as support_setting
-from dptool.generate.support import supports
+from dptool.generate.support import support_texts, supports
 from dptool.generate.untasked import untasked
 from dptool.generate.validate import duplicate_questions, identifiers, issues, validate
 from dptool.outdir import BUNDLE, check_replaceable
@@ -407,8 +407,12 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     writer = VariantWriter(dialect, mapping, "duckdb")  # the bundle's warehouse is DuckDB
     # two steps per candidate: its gold model compiled, its query run
     # materialize is closed as soon as the loop ends, by an error or Ctrl-C too: its queries still running stop
-    with click.progressbar(length=2 * len(candidates), label="  gold", file=None if progress else _Null()) as bar, \
-            closing(materialize(project, candidates, catalog, connection, on_done=bar.update)) as outcomes:
+    # the support queries are compiled in the same `dbt compile` as the gold models (one dbt run per round)
+    support_compiled = support_texts(candidates, catalog)
+    with click.progressbar(length=2 * len(candidates) + len(support_compiled), label="  gold",
+                           file=None if progress else _Null()) as bar, \
+            closing(materialize(project, candidates, catalog, connection, on_done=bar.update,
+                                also=support_compiled)) as outcomes:
         for c, outcome in outcomes:
             if isinstance(outcome, str):
                 if outcome.startswith(MODEL_ERROR):
@@ -429,7 +433,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
             out.rows[task["task_id"]] = (outcome.columns, outcome.rows)
     # the rows and entities each answer rests on, and the groups its rules remove (validate's thin_support,
     # removed_group_asked; phrase says when a listing leaves groups out)
-    support = supports(project, builds, catalog, connection)
+    support = supports(project, builds, catalog, connection, compiled=support_compiled)
     for task in list(tasks):
         found = support.get(task["task_id"], "support query: not run")
         if isinstance(found, dict):

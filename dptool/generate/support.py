@@ -62,25 +62,34 @@ def entity_columns(catalog: Catalog, domain: str) -> list[str]:
 
 
 def support_sql(c: Candidate, catalog: Catalog, entity: list[str]) -> str:
-    """The support query of a candidate: `dptool.support` with the arguments of its gold variant."""
-    args = [f"metric={jinja_literal(c.metric)}", f"rules={jinja_literal(catalog.rules_argument(c.metric, c.rules))}",
-            f"where={jinja_literal(c.where)}", f"group_by={jinja_literal(c.group_by)}"]
-    if c.period is not None:
-        args.append(f"period={c.period}")  # a Jinja expression, as in the gold model
-    args += [f"entity={jinja_literal(entity)}", f"min_rows={MIN_ROWS}", f"min_entities={MIN_ENTITIES}"]
-    return HEADER + "{{ dptool.support(" + ", ".join(args) + ") }}\n"
+    """The support query of a candidate: `dptool.support` with the arguments of its gold variant (as one JSON string
+    that `fromjson` reads, as materialize's compile_text passes them: Jinja compiles one literal, not hundreds)."""
+    arguments = {"metric": c.metric, "rules": catalog.rules_argument(c.metric, c.rules), "where": c.where,
+                 "group_by": c.group_by, "entity": entity, "min_rows": MIN_ROWS, "min_entities": MIN_ENTITIES}
+    period = f"period={c.period}, " if c.period is not None else ""  # a Jinja expression, as in the gold model
+    return HEADER + "{{ dptool.support(" + period + "**fromjson(" + jinja_literal(jinja_literal(arguments)) + ")) }}\n"
+
+
+def support_texts(candidates: list[Candidate], catalog: Catalog) -> dict[str, str]:
+    """The support query of each candidate, by the name `supports` reads it under, those of one metric together
+    (a batch injects the metric models of all its texts)."""
+    entity = {d: entity_columns(catalog, d) for d in catalog.domains}
+    order = sorted(candidates, key=lambda c: (c.metric, c.task_id))
+    return {f"support__{c.task_id}": support_sql(c, catalog, entity[catalog.metrics[c.metric].domain]) for c in order}
 
 
 def supports(project: DbtProject, built: list, catalog: Catalog, connection: Connection,
-             ) -> dict[str, dict | str]:
-    """The support record of each Built (dptool.generate.materialize), by task id; a string when its query failed."""
+             compiled: dict | None = None) -> dict[str, dict | str]:
+    """The support record of each Built (dptool.generate.materialize), by task id; a string when its query failed.
+
+    `compiled` holds the support queries dbt already compiled (`support_texts`, in materialize's `dbt compile`:
+    one dbt run less per round); without it they are compiled here."""
     if not built:
         return {}
-    entity = {d: entity_columns(catalog, d) for d in catalog.domains}
     order = sorted(built, key=lambda b: (b.candidate.metric, b.candidate.task_id))
     names = {f"support__{b.candidate.task_id}": b for b in order}
-    compiled = compile_texts(project, {n: support_sql(b.candidate, catalog, entity[catalog.metrics[
-        b.candidate.metric].domain]) for n, b in names.items()})
+    if compiled is None or not names.keys() <= compiled.keys():
+        compiled = compile_texts(project, support_texts([b.candidate for b in order], catalog))
     out: dict[str, dict | str] = {}
     runnable = [n for n in names if compiled[n].sql is not None]
     for n in names:
