@@ -237,7 +237,8 @@ def _overview_properties(tasks: list[OverviewRow], catalog: Catalog) -> dict:
         f"navigation and search of these docs (follow a task's link). A task's page holds its question, its metric "
         f"and rule documents, its compiled SQL (the base and the rule-modified query side by side) and, among its "
         f"dependencies, the rule macros it applies. Build them all: "
-        f"`dbt build --selector {GOLD_GROUP} --threads 1`.", "", *rows])
+        f"`dbt build --selector {GOLD_GROUP} --vars '{{{GOLD_VAR}: true}}' --threads 1` (they are disabled unless "
+        f"the var `{GOLD_VAR}` is true, so that no everyday dbt command builds them).", "", *rows])
     return {"name": OVERVIEW, "description": text,
             "columns": [{"name": name} for name in OVERVIEW_COLUMNS]}
 
