@@ -78,9 +78,14 @@ def compile_text(c: Candidate, catalog: Catalog | None = None) -> str:
     parses the batch model and when it compiles it). fromjson gives the same values, so the macro writes the same
     SQL (tests/test_materialize.py renders both).
     """
-    arguments = gold_arguments(c, catalog)
-    period = f"period={c.period}, " if c.period is not None else ""  # a Jinja expression, not a value
-    return HEADER + "\n{{ dptool.gold(" + period + "**fromjson(" + jinja_literal(jinja_literal(arguments)) + ")) }}\n"
+    return HEADER + "\n" + packed_call("dptool.gold", gold_arguments(c, catalog), c.period) + "\n"
+
+
+def packed_call(macro: str, arguments: dict, period: str | None = None) -> str:
+    """`{{ macro(**fromjson("...")) }}`: the arguments as one JSON string literal, `period` (a Jinja expression, not
+    a value) beside them."""
+    head = f"period={period}, " if period is not None else ""
+    return "{{ " + macro + "(" + head + "**fromjson(" + jinja_literal(jinja_literal(arguments)) + ")) }}"
 
 
 def gold_arguments(c: Candidate, catalog: Catalog | None = None) -> dict:

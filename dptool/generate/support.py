@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from dptool.generate.enrich import period_label
 from dptool.generate.instantiate import Candidate
-from dptool.generate.materialize import jinja_literal
+from dptool.generate.materialize import packed_call
 from dptool.generate.profile import plain
 from dptool.project.batch import compile_texts
 from dptool.project.catalog import Catalog
@@ -66,8 +66,7 @@ def support_sql(c: Candidate, catalog: Catalog, entity: list[str]) -> str:
     that `fromjson` reads, as materialize's compile_text passes them: Jinja compiles one literal, not hundreds)."""
     arguments = {"metric": c.metric, "rules": catalog.rules_argument(c.metric, c.rules), "where": c.where,
                  "group_by": c.group_by, "entity": entity, "min_rows": MIN_ROWS, "min_entities": MIN_ENTITIES}
-    period = f"period={c.period}, " if c.period is not None else ""  # a Jinja expression, as in the gold model
-    return HEADER + "{{ dptool.support(" + period + "**fromjson(" + jinja_literal(jinja_literal(arguments)) + ")) }}\n"
+    return HEADER + packed_call("dptool.support", arguments, c.period) + "\n"
 
 
 def support_texts(candidates: list[Candidate], catalog: Catalog) -> dict[str, str]:
