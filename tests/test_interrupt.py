@@ -135,6 +135,23 @@ def test_an_interrupt_that_ended_a_string_exec_still_exits_130(tmp_path):
     _assert_interrupted(proc)
 
 
+def test_an_interrupt_raised_in_a_finalizer_still_stops_the_command(tmp_path):
+    """A Ctrl-C that lands while the garbage collector closes a generator (a query_each whose clean-up joins its
+    threads) is raised in that finalizer, where Python only prints it and goes on: the CLI raises it again."""
+    (tmp_path / "stopped_in_finalizer.py").write_text(
+        "import click\nfrom dptool.cli.main import Group\n\n"
+        "def rows():\n    try:\n        yield 1\n    finally:\n        raise KeyboardInterrupt\n\n"
+        "@click.group(cls=Group)\ndef cli():\n    pass\n\n"
+        "@cli.command()\ndef run():\n    it = rows()\n    next(it)\n    del it\n"
+        "    import time\n    time.sleep(5)\n    print('went on to the end')\n\n"
+        "cli()\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "stopped_in_finalizer", "run"], cwd=tmp_path, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=60,
+                          preexec_fn=_as_from_a_terminal)
+    assert "went on to the end" not in proc.stdout
+    _assert_interrupted(proc)
+
+
 SLOW = "'select count(*) as n from range(10000000000) a where a.range % 7 = 3'"
 QUERIES = {  # the slow query, as query_each runs it, and as the shared CTE of query_shared's queries
     "query_each": f"[{SLOW}] * 8",

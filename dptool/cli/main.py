@@ -15,7 +15,7 @@ from dptool import __version__
 from dptool.cli.compare import compare_command
 from dptool.cli.dp import dp as dp_command
 from dptool.cli.evaluate import answer_command, eval_command, score_command
-from dptool.cli.interrupt import exit_interrupted
+from dptool.cli.interrupt import exit_interrupted, redeliver_lost_interrupts
 from dptool.cli.llm import configured_llm, echo_llm_summary, judge_agreement_command, link_command, llm_options
 from dptool.cli.options import Finite, project_options, seed_option
 from dptool.cli.serve import COMMANDS as SERVE_COMMANDS
@@ -34,6 +34,7 @@ class Group(click.Group):
             _usage_error(exc)
 
     def invoke(self, ctx: click.Context):
+        redeliver_lost_interrupts()
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:  # a bad option or argument of a command: one line too, click's exit code

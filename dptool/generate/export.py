@@ -12,6 +12,7 @@ import math
 import re
 import shutil
 from collections import Counter
+from contextlib import closing
 from pathlib import Path
 
 from dptool.bundle import RECORD, record_text
@@ -79,8 +80,8 @@ def reproduce(warehouse_path: Path, tasks: list[dict], gold_rows: dict[str, list
         shared = (gold_queries or {}).get(task["task_id"])
         return shared if shared is not None and shared.sql == task["gold_sql"] else SharedQuery.plain(task["gold_sql"])
 
-    with Warehouse(warehouse_path) as wh:
-        for task, result in zip(sql_tasks, wh.query_shared(query(t) for t in sql_tasks), strict=True):
+    with Warehouse(warehouse_path) as wh, closing(wh.query_shared(query(t) for t in sql_tasks)) as results:
+        for task, result in zip(sql_tasks, results, strict=True):
             if isinstance(result, Exception):
                 raise result
             _, rows = result

@@ -16,6 +16,7 @@ import math
 import shutil
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -306,8 +307,9 @@ def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catal
     if also is not None:
         also.update({name: compiled[name] for name in extra})
     runnable = [c for c in candidates if compiled[c.task_id].sql is not None]
-    with Warehouse.of(connection) as wh:
-        results = wh.query_shared(compiled[c.task_id].query for c in runnable)
+    # closed in this frame, not by the garbage collector: a Ctrl-C raised in a finalizer would be lost
+    with Warehouse.of(connection) as wh, \
+            closing(wh.query_shared(compiled[c.task_id].query for c in runnable)) as results:
         for c in candidates:
             done = compiled[c.task_id]
             if done.sql is None:

@@ -13,6 +13,7 @@ candidates: every gold answer still comes from its gold model.
 from __future__ import annotations
 
 import math
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -89,8 +90,9 @@ def probe(project: DbtProject, skeletons: list[Skeleton], catalog: Catalog, prof
     # a probe that does not compile or run: its candidates meet the same error as gold models
     runnable = [n for n in names if compiled[n].sql is not None]
     out = {}
-    with Warehouse.of(connection) as warehouse:
-        for name, result in zip(runnable, warehouse.query_shared(compiled[n].query for n in runnable), strict=True):
+    with Warehouse.of(connection) as warehouse, \
+            closing(warehouse.query_shared(compiled[n].query for n in runnable)) as results:
+        for name, result in zip(runnable, results, strict=True):
             if isinstance(result, Exception):
                 continue
             skeleton = names[name]

@@ -16,6 +16,7 @@ asks for every group while its rules remove some of them (`removed_group_asked`)
 from __future__ import annotations
 
 from collections import Counter
+from contextlib import closing
 from dataclasses import dataclass
 
 from dptool.generate.enrich import period_label
@@ -94,8 +95,8 @@ def supports(project: DbtProject, built: list, catalog: Catalog, connection: Con
     for n in names:
         if compiled[n].sql is None:
             out[names[n].candidate.task_id] = f"support query: {compiled[n].error}"
-    with Warehouse.of(connection) as wh:
-        for name, result in zip(runnable, wh.query_shared(compiled[n].query for n in runnable), strict=True):
+    with Warehouse.of(connection) as wh, closing(wh.query_shared(compiled[n].query for n in runnable)) as results:
+        for name, result in zip(runnable, results, strict=True):
             b = names[name]
             if isinstance(result, Exception):
                 out[b.candidate.task_id] = f"support query: {' '.join(str(result).split())}"
