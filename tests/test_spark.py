@@ -264,3 +264,126 @@ def test_quotients_and_averages_are_read_from_spark_as_duckdb_computes_them(on_s
     duck = _duckdb(sql)
     assert names == ["ratio", "rate"] and rows == [pytest.approx(duck[0], rel=1e-12)]
     assert duck == [pytest.approx((3.85 / 70.65, 1 / 3), rel=1e-12)]
+
+
+# --- the CTEs several queries of one call share, computed once in the session (AdapterWarehouse.query_shared) ---
+
+class _Statements:
+    """Every statement AdapterSession.query sends the target while it is open (the real call, recorded)."""
+
+    def __init__(self):
+        self.sent: list[str] = []
+
+    def __enter__(self) -> list[str]:
+        from dptool.project.dbt import AdapterSession
+
+        self._query = query = AdapterSession.query
+        sent = self.sent
+
+        def recorded(session, sql):
+            sent.append(sql)
+            return query(session, sql)
+        AdapterSession.query = recorded
+        return sent
+
+    def __exit__(self, *exc) -> None:
+        from dptool.project.dbt import AdapterSession
+
+        AdapterSession.query = self._query
+
+
+def _session_state() -> tuple[list[str], bool]:
+    """The temporary views of this process's SparkSession that dptool made, and whether it caches no data."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.getOrCreate()  # the session dbt-spark's session method runs on
+    views = [t.name for t in spark.catalog.listTables() if t.isTemporary and t.name.startswith("dptool_")]
+    return views, spark._jsparkSession.sharedState().cacheManager().isEmpty()
+
+
+def _shared_queries(on_spark, broken: int | None = None) -> list:
+    """Queries of the fixture's customers by country, each reading one CTE `m` (and one with a CTE of its own)."""
+    from dptool.sql import SharedQuery
+
+    customers = next(n["relation_name"] for n in on_spark.manifest["nodes"].values() if n["name"] == "dim_customers")
+    # a quotient of DECIMALs in the shared CTE: 6 digits on Spark, a DOUBLE as `query` reads it (and DuckDB computes it)
+    body = f"select customer_id, country, segment, cast(1 as decimal(10, 2)) / 3 as third from {customers}"
+    filters = ["segment is not null", "segment is null", "country like 'U%'", "1 = 1"]
+
+    def query(where: str, own: str):
+        return SharedQuery((("m", body),), lambda ctes: "with " + ", ".join(f"{n} as (\n{b}\n)" for n, b in ctes)
+                           + f", own as (select * from m where {own})"
+                           + f"\nselect country, count(*) as n, max(third) as third from own where {where}"
+                           + " group by country order by country")
+    return [query("no_such_column = 1" if i == broken else f, "1 = 1") for i, f in enumerate(filters)]
+
+
+def test_a_cte_several_queries_share_is_cached_once_in_the_session_and_dropped(on_spark):
+    """On a local SparkSession, query_shared computes a CTE its queries share once (a cached temporary view) and
+    gives each query the rows it gives alone, quotients in DOUBLEs as `query` computes them; after the call no view
+    and no cached data is left, and nothing was written to the warehouse."""
+    queries = _shared_queries(on_spark)
+    body = queries[0].ctes[0][1]
+    with AdapterWarehouse(on_spark.project) as wh:
+        assert wh.session_views()
+        tables = wh.query("show tables in subscriptions_analytics")[1]
+        alone = list(wh.query_each(q.sql for q in queries))
+        with _Statements() as sent:
+            shared = list(wh.query_shared(queries))
+        assert wh.query("show tables in subscriptions_analytics")[1] == tables
+    assert not any(isinstance(r, Exception) for r in alone) and all(rows for _, rows in alone)
+    assert shared == alone
+    assert alone[0][1][0][2] == 1 / 3  # not Spark's 0.333333
+    # one statement computes the shared body, one drops its view; the queries, two to a statement (a statement
+    # for each of the profile's two threads), read the view
+    assert sum(body in s for s in sent) == 1 and sent[0].startswith("cache table ") and len(sent) == 2 + 2
+    assert sent[-1].startswith("drop view if exists ")
+    assert _session_state() == ([], True)
+
+
+def test_a_failing_query_is_reported_alone_and_an_early_stop_leaves_no_view(on_spark, monkeypatch):
+    from dptool.project import adapter_warehouse
+
+    monkeypatch.setattr(adapter_warehouse, "PACK", 2)
+    with AdapterWarehouse(on_spark.project) as wh:
+        results = list(wh.query_shared(_shared_queries(on_spark, broken=1)))
+        assert [isinstance(r, Exception) for r in results] == [False, True, False, False]
+        assert "no_such_column" in str(results[1])
+        wh.session.adapter.config.threads = 1  # one query at a time: the others wait for the caller's next()
+        results = wh.query_shared(_shared_queries(on_spark))
+        assert next(results)[1]
+        assert len(_session_state()[0]) == 1  # the shared CTE's view, while its other readers are to come
+        results.close()  # the caller stops: the view goes at once, with its cached data
+        assert _session_state() == ([], True)
+
+
+def test_generate_on_spark_leaves_no_view_nor_cached_data_in_the_session(bundles):
+    assert _session_state() == ([], True)
+
+
+def test_queries_packed_in_one_statement_read_back_as_each_alone(on_spark):
+    """query_shared runs several queries in one statement (AdapterWarehouse._packed); each reads back as it does
+    alone: the types Spark gives (a DECIMAL's digits, a TIMESTAMP to the microsecond, a DATE, NULLs), quotients in
+    DOUBLEs, its rows in its order, its column names even with no rows, and a comment on its last line."""
+    from dptool.project.adapter_warehouse import PACK
+    from dptool.sql import SharedQuery
+
+    values = ("(values (1, cast(2.50 as decimal(10, 2)), timestamp'2024-02-29 23:59:59.123456', date'2024-02-29', 'a'),"
+              " (2, null, null, null, null), (3, cast(-0.01 as decimal(10, 2)), timestamp'1999-12-31 00:00:00',"
+              " date'1970-01-01', 'c')) as t(i, d, ts, day, s)")
+    sqls = [f"select * from {values} order by i desc",
+            f"select d, d / 3 as third, avg(d) over () as mean, ts, day from {values} order by i",
+            f"select s, count(*) as n from {values} where s is null group by s",
+            f"select i from {values} where i > 3",  # no rows
+            f"select i * 2 as twice from {values} order by twice -- the last line's comment",
+            "select array(1, 2) as a, named_struct('x', cast(1.5 as double)) as st, cast(null as string) as nothing"]
+    sqls = sqls * 3  # more than a statement holds: PACK to a statement
+    with AdapterWarehouse(on_spark.project) as wh:
+        alone = [wh.query(sql) for sql in sqls]
+        with _Statements() as sent:
+            packed = list(wh.query_shared(SharedQuery.plain(sql) for sql in sqls))
+    assert packed == alone
+    assert alone[0][1][0][2] == dt.datetime(2024, 2, 29, 23, 59, 59, 123456) and alone[1][1][0][1] == 2.5 / 3
+    assert alone[3] == (["i"], [])
+    # the statements of the packed queries, and one for each query with no rows (its column names)
+    assert sum("\nunion all\n" in s for s in sent) == -(-len(sqls) // PACK) and len(sent) == -(-len(sqls) // PACK) + 3
