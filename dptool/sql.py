@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -42,20 +41,6 @@ class SharedQuery:
     def plain(cls, sql: str) -> SharedQuery:
         """A query that shares nothing."""
         return cls((), lambda _: sql)
-
-
-def cte_keys(ctes: tuple[tuple[str, str], ...]) -> list[tuple]:
-    """What identifies each of a SharedQuery's CTEs across queries: its name, body and the keys of the earlier CTEs
-    it reads (the same text reading other CTEs is another CTE)."""
-    keys: list[tuple] = []
-    for i, (name, body) in enumerate(ctes):
-        reads = tuple(keys[j] for j, (earlier, _) in enumerate(ctes[:i]) if _reads_name(body, earlier))
-        keys.append((name, body, reads))
-    return keys
-
-
-def _reads_name(body: str, name: str) -> bool:
-    return re.search(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])", body, re.IGNORECASE) is not None
 
 
 def literal(value) -> exp.Expression:

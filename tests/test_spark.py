@@ -266,7 +266,7 @@ def test_quotients_and_averages_are_read_from_spark_as_duckdb_computes_them(on_s
     assert duck == [pytest.approx((3.85 / 70.65, 1 / 3), rel=1e-12)]
 
 
-# --- the CTEs several queries of one call share, computed once in the session (AdapterWarehouse.query_shared) ---
+# --- several queries of one query_shared call in one Spark statement (AdapterWarehouse._packed) ---
 
 class _Statements:
     """Every statement AdapterSession.query sends the target while it is open (the real call, recorded)."""
@@ -292,15 +292,6 @@ class _Statements:
         AdapterSession.query = self._query
 
 
-def _session_state() -> tuple[list[str], bool]:
-    """The temporary views of this process's SparkSession that dptool made, and whether it caches no data."""
-    from pyspark.sql import SparkSession
-
-    spark = SparkSession.builder.getOrCreate()  # the session dbt-spark's session method runs on
-    views = [t.name for t in spark.catalog.listTables() if t.isTemporary and t.name.startswith("dptool_")]
-    return views, spark._jsparkSession.sharedState().cacheManager().isEmpty()
-
-
 def _shared_queries(on_spark, broken: int | None = None) -> list:
     """Queries of the fixture's customers by country, each reading one CTE `m` (and one with a CTE of its own)."""
     from dptool.sql import SharedQuery
@@ -318,47 +309,25 @@ def _shared_queries(on_spark, broken: int | None = None) -> list:
     return [query("no_such_column = 1" if i == broken else f, "1 = 1") for i, f in enumerate(filters)]
 
 
-def test_a_cte_several_queries_share_is_cached_once_in_the_session_and_dropped(on_spark):
-    """On a local SparkSession, query_shared computes a CTE its queries share once (a cached temporary view) and
-    gives each query the rows it gives alone, quotients in DOUBLEs as `query` computes them; after the call no view
-    and no cached data is left, and nothing was written to the warehouse."""
-    queries = _shared_queries(on_spark)
-    assert all("dim_customers" in q.sql for q in queries)
-    with AdapterWarehouse(on_spark.project) as wh:
-        assert wh.session_views()
-        tables = wh.session.query("show tables in subscriptions_analytics")[2]
-        alone = list(wh.query_each(q.sql for q in queries))
-        with _Statements() as sent:
-            shared = list(wh.query_shared(queries))
-        assert wh.session.query("show tables in subscriptions_analytics")[2] == tables
-    assert not any(isinstance(r, Exception) for r in alone) and all(rows for _, rows in alone)
-    assert shared == alone
-    assert alone[0][1][0][2] == 1 / 3  # not Spark's 0.333333
-    # one statement computes the shared body, one drops its view; the queries, two to a statement (a statement
-    # for each of the profile's two threads), read the view
-    assert sum("dim_customers" in s for s in sent) == 1 and sent[0].startswith("cache table ") and len(sent) == 2 + 2
-    assert sent[-1].startswith("drop view if exists ")
-    assert _session_state() == ([], True)
-
-
-def test_a_failing_query_is_reported_alone_and_an_early_stop_leaves_no_view(on_spark, monkeypatch):
+def test_a_failing_query_of_a_statement_is_reported_alone_and_a_stop_sends_no_more(on_spark, monkeypatch):
+    """A packed statement that fails runs its queries again one by one: the error is the failing query's own, the
+    others' rows are theirs. A caller that stops sends no more statements."""
     from dptool.project import adapter_warehouse
 
     monkeypatch.setattr(adapter_warehouse, "PACK", 2)
     with AdapterWarehouse(on_spark.project) as wh:
-        results = list(wh.query_shared(_shared_queries(on_spark, broken=1)))
+        alone = list(wh.query_each(q.sql for q in _shared_queries(on_spark)))
+        with _Statements() as sent:
+            results = list(wh.query_shared(_shared_queries(on_spark, broken=1)))
         assert [isinstance(r, Exception) for r in results] == [False, True, False, False]
-        assert "no_such_column" in str(results[1])
-        wh.session.adapter.config.threads = 1  # one query at a time: the others wait for the caller's next()
-        results = wh.query_shared(_shared_queries(on_spark))
-        assert next(results)[1]
-        assert len(_session_state()[0]) == 1  # the shared CTE's view, while its other readers are to come
-        results.close()  # the caller stops: the view goes at once, with its cached data
-        assert _session_state() == ([], True)
-
-
-def test_generate_on_spark_leaves_no_view_nor_cached_data_in_the_session(bundles):
-    assert _session_state() == ([], True)
+        assert "no_such_column" in str(results[1]) and [results[0], *results[2:]] == [alone[0], *alone[2:]]
+        assert len(sent) == 2 + 2  # two statements, the failed one again as two
+        wh.session.adapter.config.threads = 1  # one statement at a time: the next when the caller asks for it
+        with _Statements() as sent:
+            results = wh.query_shared(_shared_queries(on_spark))
+            assert next(results) == alone[0]
+            results.close()
+        assert len(sent) == 1
 
 
 def test_queries_packed_in_one_statement_read_back_as_each_alone(on_spark):

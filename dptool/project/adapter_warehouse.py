@@ -7,14 +7,11 @@ bundle's DuckDB file.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import itertools
 import threading
 import uuid
-from collections import Counter
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 
@@ -24,7 +21,7 @@ from sqlglot import exp
 
 from dptool.errors import DptoolError
 from dptool.project.dbt import AdapterSession, Connection, DbtProject
-from dptool.sql import SharedQuery, cte_keys, dialect_of, double_arithmetic
+from dptool.sql import SharedQuery, dialect_of, double_arithmetic
 
 BATCH_ROWS = 2000  # rows per INSERT when copying a table into DuckDB
 PACK = 8  # Spark queries of one query_shared call per statement (AdapterWarehouse._packed)
@@ -37,8 +34,6 @@ class AdapterWarehouse:
         self.session = AdapterSession(project)
         self.dialect = dialect_of(self.session.adapter_type)
         self.path = self.session.where  # what an error message names
-        self._token = uuid.uuid4().hex[:8]  # the session's temporary views of this warehouse: no other's names
-        self._numbers = itertools.count(1)  # of those views (next() is atomic: threads share it)
 
     @classmethod
     def of(cls, connection: Connection) -> AdapterWarehouse:
@@ -99,20 +94,23 @@ class AdapterWarehouse:
             pool.shutdown(wait=True, cancel_futures=True)  # the threads' connections close with the session
 
     def query_shared(self, queries: Iterable[SharedQuery]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
-        """`query_each` of the queries' texts, computing once each shared CTE that more than one of them reads,
-        where the target keeps a result for this process alone: a local SparkSession (dbt-spark's `session`
-        method), whose connections all share its temporary views.
-
-        Such a CTE (an ephemeral model every gold query of a metric inlines) is cached into a temporary view of
-        the session (`CACHE TABLE <view> AS <body>`: in memory, nothing written to the warehouse) when a query
-        first needs it, and each query runs with that CTE's body reading the view; the view is dropped, and its
-        data uncached, when the last query that reads it is done, or when the caller stops. On other targets each
-        query runs whole: a table per shared CTE would be written to the user's warehouse.
-        """
-        queries = list(queries)
+        """`query_each` of the queries' texts, each run whole: a table per shared CTE would be written to the
+        user's warehouse (and on a local SparkSession, a cached temporary view per shared CTE cost more than it
+        saved: benchmarks/results/spark-target8.json). On Spark, PACK queries to a statement (`_packed`)."""
+        sqls = [q.sql for q in queries]
         if self.dialect != "spark":
-            return self.query_each(q.sql for q in queries)
-        return _SharedViews(self, queries, cache=self.session_views()).results()
+            return self.query_each(sqls)
+        threads = max(1, int(getattr(self.session.adapter.config, "threads", 1) or 1))
+        size = max(1, min(PACK, -(-len(sqls) // threads)))  # a statement for every thread, when there are few
+        return self._each_pack([sqls[i:i + size] for i in range(0, len(sqls), size)])
+
+    def _each_pack(self, packs: list[list[str]]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
+        results = self._pooled(packs, self._packed)
+        try:
+            for pack in results:
+                yield from pack
+        finally:  # closed with this generator, not by the garbage collector: its threads stop now
+            results.close()
 
     def _packed(self, sqls: list[str]) -> list[tuple[list[str], list[tuple]] | DptoolError]:
         """`query` of each of several Spark queries, in one statement: what Spark spends per statement (planning
@@ -146,15 +144,6 @@ class AdapterWarehouse:
             found[i][1].append(tuple(_plain(v) for v in struct))
         return [r if r is not None else self._query_or_error(sqls[i]) for i, r in enumerate(found)]
 
-    def session_views(self) -> bool:
-        """Whether every connection of this warehouse sees the temporary views of the others: one SparkSession
-        in this process (dbt-spark's `session` method; a Thrift server keeps a session per connection)."""
-        credentials = self.session.adapter.config.credentials
-        return self.session.adapter_type == "spark" and str(getattr(credentials, "method", "")) == "session"
-
-    def _new_view(self) -> str:
-        return f"dptool_shared_{self._token}_{next(self._numbers)}"
-
     def close(self) -> None:
         self.session.close()
 
@@ -163,91 +152,6 @@ class AdapterWarehouse:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-class _SharedViews:
-    """The queries of one `query_shared` call on Spark, run PACK at a time in one statement (`_packed`); with
-    `cache`, the CTEs they share, cached in the session: which to cache, their views, who still reads them
-    (dptool.project.warehouse's _SharedCtes, with cached temporary views for tables)."""
-
-    def __init__(self, warehouse: AdapterWarehouse, queries: list[SharedQuery], cache: bool):
-        self.warehouse = warehouse
-        self.queries = queries
-        self.keys = [cte_keys(q.ctes) for q in queries]
-        self.readers = Counter(k for keys in self.keys for k in set(keys))
-        # a CTE read by one query stays in it
-        self.shared = {k for k, n in self.readers.items() if n > 1} if cache else set()
-        self.lock = threading.Lock()
-        self.views: dict[tuple, Future] = {}
-
-    def results(self) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
-        threads = max(1, int(getattr(self.warehouse.session.adapter.config, "threads", 1) or 1))
-        size = max(1, min(PACK, -(-len(self.queries) // threads)))  # every thread a statement, when there are few
-        packs = [range(i, min(i + size, len(self.queries))) for i in range(0, len(self.queries), size)]
-        try:
-            for results in self.warehouse._pooled(packs, self.run):
-                yield from results
-        finally:  # the caller stopped early, or a view's last reader did not get to drop it
-            with self.lock:
-                left, self.views = list(self.views.values()), {}
-            for future in left:
-                if future.done() and future.result():
-                    self._drop(future.result())
-
-    def run(self, pack: range) -> list:
-        try:
-            return self.warehouse._packed([self._text(i) for i in pack])
-        finally:
-            for i in pack:
-                self._release(self.keys[i])
-
-    def _text(self, i: int) -> str:
-        """The query's text, each shared CTE reading its view."""
-        keys, query = self.keys[i], self.queries[i]
-        if not self.shared:
-            return query.sql
-        ctes: list[tuple[str, str]] = []
-        for at, (key, (name, body)) in enumerate(zip(keys, query.ctes, strict=True)):
-            # a view is analyzed again each time it is read: it keeps the earlier CTEs' own bodies, not the
-            # views that hold them (one dropped when its last reader is done would break it)
-            view = self._view(key, query.ctes[:at + 1]) if key in self.shared else None
-            ctes.append((name, f"select * from {view}") if view else (name, body))
-        return query.assemble(tuple(ctes))
-
-    def _view(self, key: tuple, ctes: tuple[tuple[str, str], ...]) -> str | None:
-        """The view of the last of `ctes` (computed with the ones before it), cached by the first query that
-        needs it; None where it cannot be made."""
-        with self.lock:
-            future = self.views.get(key)
-            mine = future is None
-            if mine:
-                future = self.views[key] = Future()
-        if not mine:
-            return future.result()
-        view = None
-        try:
-            select = "with " + ", ".join(f"{n} as (\n{b}\n)" for n, b in ctes) + f"\nselect * from {ctes[-1][0]}"
-            view = self.warehouse._new_view()
-            # the body's quotients and averages in DOUBLEs, as `query` computes them in the whole query
-            self.warehouse.session.query(f"cache table {view} as {double_arithmetic(select, 'spark')}")
-        except DptoolError:
-            view = None  # the query meets the same error, and reports it, with the CTE in place
-        finally:
-            future.set_result(view)  # those waiting for it go on, whatever happened
-        return view
-
-    def _release(self, keys: list[tuple]) -> None:
-        for key in set(keys):
-            with self.lock:
-                self.readers[key] -= 1
-                last = self.readers[key] == 0
-                future = self.views.pop(key, None) if last else None
-            if future is not None and future.result():
-                self._drop(future.result())
-
-    def _drop(self, view: str) -> None:
-        with contextlib.suppress(DptoolError):  # a view left behind goes with the session
-            self.warehouse.session.query(f"drop view if exists {view}")  # uncaches its data too
 
 
 def _plain(value):

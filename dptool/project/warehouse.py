@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -17,7 +18,7 @@ from sqlglot import exp
 
 from dptool.errors import DptoolError
 from dptool.project.dbt import Connection
-from dptool.sql import SharedQuery, cte_keys
+from dptool.sql import SharedQuery
 
 
 def missing_hint(exc: Exception) -> str:
@@ -183,7 +184,7 @@ class _SharedCtes:
 
     def __init__(self, warehouse: Warehouse, queries: list[SharedQuery]):
         self.warehouse = warehouse
-        self.keys = [cte_keys(q.ctes) for q in queries]
+        self.keys = [_keys(q.ctes) for q in queries]
         self.readers = Counter(k for keys in self.keys for k in set(keys))
         # decided once: a count that falls as queries finish would leave the last reader computing the CTE again
         self.shared = {k for k, n in self.readers.items() if n > 1}  # a CTE read by one query stays in it
@@ -233,6 +234,19 @@ class _SharedCtes:
             if future is not None and future.result():
                 with contextlib.suppress(duckdb.Error):  # interrupted: the in-memory database goes with the connection
                     cursor.execute(f"drop table if exists {future.result()}")
+
+
+def _keys(ctes: tuple[tuple[str, str], ...]) -> list[tuple]:
+    """What identifies each CTE across queries: its name, body and the keys of the earlier CTEs it reads."""
+    keys: list[tuple] = []
+    for i, (name, body) in enumerate(ctes):
+        reads = tuple(keys[j] for j, (earlier, _) in enumerate(ctes[:i]) if _reads_name(body, earlier))
+        keys.append((name, body, reads))
+    return keys
+
+
+def _reads_name(body: str, name: str) -> bool:
+    return re.search(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])", body, re.IGNORECASE) is not None
 
 
 def export_tables(source: str | Path | Connection, tables: list[tuple[str, str, str]], dest: str | Path) -> None:
