@@ -96,7 +96,7 @@ class AdapterWarehouse:
     def query_shared(self, queries: Iterable[SharedQuery]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
         """`query_each` of the queries' texts, each run whole: a table per shared CTE would be written to the
         user's warehouse (and on a local SparkSession, a cached temporary view per shared CTE cost more than it
-        saved: benchmarks/results/spark-target8.json). On Spark, PACK queries to a statement (`_packed`)."""
+        saved: the README's "Beyond one machine: Apache Spark"). On Spark, PACK queries to a statement (`_packed`)."""
         sqls = [q.sql for q in queries]
         if self.dialect != "spark":
             return self.query_each(sqls)
@@ -117,7 +117,7 @@ class AdapterWarehouse:
         it, scheduling its jobs), not per row, is most of a small query's cost.
 
         The statement is the UNION ALL of each query's rows, each as a struct in a column of its own (NULL in the
-        others: Spark types a NULL column as the struct of the query it holds), after its query's number; so
+        other parts: the UNION ALL types the column as the struct of its query), after its query's number; so
         each value comes back as the query alone gives it (a DECIMAL as a Decimal, a TIMESTAMP to the
         microsecond, a NULL), in the query's order (a UNION ALL keeps its parts' rows in order). A query with no
         rows names no columns there, and runs again alone; when the statement fails, each query runs alone, and
