@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from dptool import __version__  # noqa: E402
 from dptool.generate.pipeline import generate  # noqa: E402
+from dptool.project.adapter_warehouse import PACK  # noqa: E402
 from dptool.project.dbt import AdapterSession, DbtProject, dbt_version  # noqa: E402
 from tests import spark_session  # noqa: E402
 
@@ -136,6 +137,7 @@ def main() -> None:
             report["projects"][name] = run(name, args.target, Path(tmp))
     report.update({
         "spark_settings": spark_session.output("bench")["server_side_parameters"],
+        "queries_per_statement": PACK,  # at most, in one query_shared call (AdapterWarehouse._packed)
         "cores": os.cpu_count(),
         "versions": {"dptool": __version__, "dbt-core": dbt_version(), "pyspark": _version("pyspark"),
                      "dbt-spark": _version("dbt-spark"), "python": platform.python_version()},

@@ -264,3 +264,95 @@ def test_quotients_and_averages_are_read_from_spark_as_duckdb_computes_them(on_s
     duck = _duckdb(sql)
     assert names == ["ratio", "rate"] and rows == [pytest.approx(duck[0], rel=1e-12)]
     assert duck == [pytest.approx((3.85 / 70.65, 1 / 3), rel=1e-12)]
+
+
+# --- several queries of one query_shared call in one Spark statement (AdapterWarehouse._packed) ---
+
+class _Statements:
+    """Every statement AdapterSession.query sends the target while it is open (the real call, recorded)."""
+
+    def __init__(self):
+        self.sent: list[str] = []
+
+    def __enter__(self) -> list[str]:
+        from dptool.project.dbt import AdapterSession
+
+        self._query = query = AdapterSession.query
+        sent = self.sent
+
+        def recorded(session, sql):
+            sent.append(sql)
+            return query(session, sql)
+        AdapterSession.query = recorded
+        return sent
+
+    def __exit__(self, *exc) -> None:
+        from dptool.project.dbt import AdapterSession
+
+        AdapterSession.query = self._query
+
+
+def _shared_queries(on_spark, broken: int | None = None) -> list:
+    """Queries of the fixture's customers by country, each reading one CTE `m` (and one with a CTE of its own)."""
+    from dptool.sql import SharedQuery
+
+    customers = next(n["relation_name"] for n in on_spark.manifest["nodes"].values() if n["name"] == "dim_customers")
+    # a quotient of DECIMALs in the shared CTE: 6 digits on Spark, a DOUBLE as `query` reads it (and DuckDB computes it)
+    body = f"select customer_id, country, segment, cast(1 as decimal(10, 2)) / 3 as third from {customers}"
+    filters = ["segment is not null", "country is not null", "customer_id is not null", "1 = 1"]
+
+    def query(where: str, own: str):
+        return SharedQuery((("m", body),), lambda ctes: "with " + ", ".join(f"{n} as (\n{b}\n)" for n, b in ctes)
+                           + f", own as (select * from m where {own})"
+                           + f"\nselect country, count(*) as n, max(third) as third from own where {where}"
+                           + " group by country order by country")
+    return [query("no_such_column = 1" if i == broken else f, "1 = 1") for i, f in enumerate(filters)]
+
+
+def test_a_failing_query_of_a_statement_is_reported_alone_and_a_stop_sends_no_more(on_spark, monkeypatch):
+    """A packed statement that fails runs its queries again one by one: the error is the failing query's own, the
+    others' rows are theirs. A caller that stops sends no more statements."""
+    from dptool.project import adapter_warehouse
+
+    monkeypatch.setattr(adapter_warehouse, "PACK", 2)
+    with AdapterWarehouse(on_spark.project) as wh:
+        alone = list(wh.query_each(q.sql for q in _shared_queries(on_spark)))
+        with _Statements() as sent:
+            results = list(wh.query_shared(_shared_queries(on_spark, broken=1)))
+        assert [isinstance(r, Exception) for r in results] == [False, True, False, False]
+        assert "no_such_column" in str(results[1]) and [results[0], *results[2:]] == [alone[0], *alone[2:]]
+        assert len(sent) == 2 + 2  # two statements, the failed one again as two
+        wh.session.adapter.config.threads = 1  # one statement at a time: the next when the caller asks for it
+        with _Statements() as sent:
+            results = wh.query_shared(_shared_queries(on_spark))
+            assert next(results) == alone[0]
+            results.close()
+        assert len(sent) == 1
+
+
+def test_queries_packed_in_one_statement_read_back_as_each_alone(on_spark):
+    """query_shared runs several queries in one statement (AdapterWarehouse._packed); each reads back as it does
+    alone: the types Spark gives (a DECIMAL's digits, a TIMESTAMP to the microsecond, a DATE, NULLs), quotients in
+    DOUBLEs, its rows in its order, its column names even with no rows, and a comment on its last line."""
+    from dptool.project.adapter_warehouse import PACK
+    from dptool.sql import SharedQuery
+
+    values = ("(values (1, cast(2.50 as decimal(10, 2)), timestamp'2024-02-29 23:59:59.123456', date'2024-02-29', 'a'),"
+              " (2, null, null, null, null), (3, cast(-0.01 as decimal(10, 2)), timestamp'1999-12-31 00:00:00',"
+              " date'1970-01-01', 'c')) as t(i, d, ts, day, s)")
+    sqls = [f"select * from {values} order by i desc",
+            f"select d, d / 3 as third, avg(d) over () as mean, ts, day from {values} order by i",
+            f"select s, count(*) as n from {values} where s is null group by s",
+            f"select i from {values} where i > 3",  # no rows
+            f"select i * 2 as twice from {values} order by twice -- the last line's comment",
+            "select array(1, 2) as a, named_struct('x', cast(1.5 as double)) as st, cast(null as string) as nothing"]
+    sqls = sqls * 3  # more than a statement holds: PACK to a statement
+    with AdapterWarehouse(on_spark.project) as wh:
+        alone = [wh.query(sql) for sql in sqls]
+        with _Statements() as sent:
+            packed = list(wh.query_shared(SharedQuery.plain(sql) for sql in sqls))
+    assert packed == alone
+    assert alone[0][1][2][2] == dt.datetime(2024, 2, 29, 23, 59, 59, 123456) and alone[1][1][0][1] == 2.5 / 3
+    assert alone[3] == (["i"], [])
+    # the statements of the packed queries, and one for each query with no rows (its column names)
+    assert sum("\nunion all\n" in s for s in sent) == -(-len(sqls) // PACK) and len(sent) == -(-len(sqls) // PACK) + 3

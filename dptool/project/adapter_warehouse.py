@@ -24,6 +24,7 @@ from dptool.project.dbt import AdapterSession, Connection, DbtProject
 from dptool.sql import SharedQuery, dialect_of, double_arithmetic
 
 BATCH_ROWS = 2000  # rows per INSERT when copying a table into DuckDB
+PACK = 8  # Spark queries of one query_shared call per statement (AdapterWarehouse._packed)
 
 
 class AdapterWarehouse:
@@ -62,36 +63,86 @@ class AdapterWarehouse:
         A warehouse's cost per query is mostly waiting (planning, scheduling, the network), not this process: on
         Spark, one query plans while another runs.
         """
+        return self._pooled(queries, self._query_or_error)
+
+    def _query_or_error(self, sql: str):
+        try:
+            return self.query(sql)
+        except DptoolError as exc:
+            return exc
+
+    def _pooled(self, items: Iterable, run) -> Iterator:
+        """`run(item)` of each item, `threads` at a time, each thread on its own connection; results in order."""
         threads = max(1, int(getattr(self.session.adapter.config, "threads", 1) or 1))
         if threads == 1:
-            for sql in queries:
-                try:
-                    yield self.query(sql)
-                except DptoolError as exc:
-                    yield exc
+            for item in items:
+                yield run(item)
             return
         manager = self.session.adapter.connections
         local = threading.local()
 
-        def run(sql: str):
+        def work(item):
             if not getattr(local, "named", False):  # this thread's connection, opened on its first query
                 manager.set_connection_name(f"dptool_{threading.get_ident()}")
                 local.named = True
-            try:
-                return self.query(sql)
-            except DptoolError as exc:
-                return exc
+            return run(item)
 
         pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dptool-sql")
         try:
-            yield from pool.map(run, queries)
+            yield from pool.map(work, items)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)  # the threads' connections close with the session
 
     def query_shared(self, queries: Iterable[SharedQuery]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
         """`query_each` of the queries' texts, each run whole: a table per shared CTE would be written to the
-        user's warehouse."""
-        return self.query_each(q.sql for q in queries)
+        user's warehouse (and on a local SparkSession, a cached temporary view per shared CTE cost more than it
+        saved: the README's "Beyond one machine: Apache Spark"). On Spark, PACK queries to a statement (`_packed`)."""
+        sqls = [q.sql for q in queries]
+        if self.dialect != "spark":
+            return self.query_each(sqls)
+        threads = max(1, int(getattr(self.session.adapter.config, "threads", 1) or 1))
+        size = max(1, min(PACK, -(-len(sqls) // threads)))  # a statement for every thread, when there are few
+        return self._each_pack([sqls[i:i + size] for i in range(0, len(sqls), size)])
+
+    def _each_pack(self, packs: list[list[str]]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
+        results = self._pooled(packs, self._packed)
+        try:
+            for pack in results:
+                yield from pack
+        finally:  # closed with this generator, not by the garbage collector: its threads stop now
+            results.close()
+
+    def _packed(self, sqls: list[str]) -> list[tuple[list[str], list[tuple]] | DptoolError]:
+        """`query` of each of several Spark queries, in one statement: what Spark spends per statement (planning
+        it, scheduling its jobs), not per row, is most of a small query's cost.
+
+        The statement is the UNION ALL of each query's rows, each as a struct in a column of its own (NULL in the
+        other parts: the UNION ALL types the column as the struct of its query), after its query's number; so
+        each value comes back as the query alone gives it (a DECIMAL as a Decimal, a TIMESTAMP to the
+        microsecond, a NULL), in the query's order (a UNION ALL keeps its parts' rows in order). A query with no
+        rows names no columns there, and runs again alone; when the statement fails, each query runs alone, and
+        the error is that query's own.
+        """
+        if len(sqls) == 1:
+            return [self._query_or_error(sqls[0])]
+        parts = []
+        for i, sql in enumerate(sqls):
+            columns = ", ".join(f"{'struct(*)' if j == i else 'null'} as dptool_q{j}" for j in range(len(sqls)))
+            # the query on lines of its own: a comment on its last line would otherwise end the statement
+            parts.append(f"select {i} as dptool_q, {columns} from (\n{double_arithmetic(sql, self.dialect)}\n)"
+                         f" as dptool_q{i}")
+        try:
+            _, _, rows = self.session.query("\nunion all\n".join(parts))
+        except DptoolError:
+            return [self._query_or_error(sql) for sql in sqls]
+        found: list[tuple[list[str], list[tuple]] | None] = [None] * len(sqls)
+        for row in rows:
+            i = row[0]
+            struct = row[1 + i]
+            if found[i] is None:
+                found[i] = (list(struct.__fields__), [])
+            found[i][1].append(tuple(_plain(v) for v in struct))
+        return [r if r is not None else self._query_or_error(sqls[i]) for i, r in enumerate(found)]
 
     def close(self) -> None:
         self.session.close()
