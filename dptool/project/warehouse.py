@@ -76,7 +76,17 @@ class Warehouse:
         return AdapterWarehouse.of(connection)  # the same query() and dialect, through dbt
 
     def query(self, sql: str) -> tuple[list[str], list[tuple]]:
-        """Run one query; return its column names and rows."""
+        """Run one query; return its column names and rows.
+
+        From the main thread the query runs on a thread of its own (`query_each`) while the main thread waits
+        where Python handles a Ctrl-C: inside DuckDB's execute, a SIGINT was lost under load (DuckDB checks for
+        one only now and then), and the command ran on with the query."""
+        if threading.current_thread() is threading.main_thread():
+            with contextlib.closing(self.query_each([sql])) as results:
+                result = next(results)
+            if isinstance(result, DptoolError):
+                raise result
+            return result
         try:
             cur = self.con.execute(sql)
             return [d[0] for d in cur.description], cur.fetchall()
