@@ -65,6 +65,10 @@ class AdapterWarehouse:
         """
         return self._pooled(queries, self._query_or_error)
 
+    def _threads(self) -> int:
+        """The profile's `threads`: how many statements dbt sends the target at once."""
+        return max(1, int(getattr(self.session.adapter.config, "threads", 1) or 1))
+
     def _query_or_error(self, sql: str):
         try:
             return self.query(sql)
@@ -73,7 +77,7 @@ class AdapterWarehouse:
 
     def _pooled(self, items: Iterable, run) -> Iterator:
         """`run(item)` of each item, `threads` at a time, each thread on its own connection; results in order."""
-        threads = max(1, int(getattr(self.session.adapter.config, "threads", 1) or 1))
+        threads = self._threads()
         if threads == 1:
             for item in items:
                 yield run(item)
@@ -100,7 +104,7 @@ class AdapterWarehouse:
         sqls = [q.sql for q in queries]
         if self.dialect != "spark":
             return self.query_each(sqls)
-        threads = max(1, int(getattr(self.session.adapter.config, "threads", 1) or 1))
+        threads = self._threads()
         size = max(1, min(PACK, -(-len(sqls) // threads)))  # a statement for every thread, when there are few
         return self._each_pack([sqls[i:i + size] for i in range(0, len(sqls), size)])
 

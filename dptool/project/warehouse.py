@@ -84,18 +84,11 @@ class Warehouse:
         if threading.current_thread() is threading.main_thread():
             with contextlib.closing(self.query_each([sql])) as results:
                 result = next(results)
-            if isinstance(result, DptoolError):
-                raise result
-            return result
-        try:
-            cur = self.con.execute(sql)
-            return [d[0] for d in cur.description], cur.fetchall()
-        except duckdb.Error as exc:
-            raise DptoolError(f"{self.path}: query failed: {' '.join(str(exc).split())}{missing_hint(exc)}") from None
-        except RuntimeError as exc:
-            if "interrupted" in str(exc).lower():  # DuckDB turns a Ctrl-C during a query into this
-                raise KeyboardInterrupt from None
-            raise
+        else:  # a worker of the caller's own: no signal reaches it
+            result = self._fetch(self.con, sql)
+        if isinstance(result, DptoolError):
+            raise result
+        return result
 
     def query_each(self, queries: Iterable[str]) -> Iterator[tuple[list[str], list[tuple]] | DptoolError]:
         """Run many queries, as many at a time as there are cores; yield each one's columns and rows, or its
