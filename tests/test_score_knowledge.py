@@ -173,14 +173,27 @@ def test_round_four_every_new_spelling_of_an_alternative_is_a_hedge(written):
     pytest.param(RIGHT.replace("Effective 1 January 2017", "Before 1 January 2017"), marks=pytest.mark.xfail(
         strict=True, reason="gap: 'before' a date is not read as the rule's end (passages say 'before' of other "
                             "dates: 'periods before 1 January 1997 were restated')")),
-    pytest.param(RIGHT.replace("are excluded from", "are added to"), marks=pytest.mark.xfail(
-        strict=True, reason="gap: 'added to' is not in the include family")),
-    pytest.param(RIGHT + " The 60-day cutoff applies to no region.", marks=pytest.mark.xfail(
-        strict=True, reason="gap: a negation after the rule word ('applies to no region') is not read")),
+    RIGHT.replace("are excluded from", "are added to"),
+    RIGHT + " The 60-day cutoff applies to no region.",
+    RIGHT + " The 60-day cutoff applies in none of the regions.",
 ], ids=["at-most-sign", "less-than-sign", "remain-in", "retained-in", "not-exceeding", "less-or-equal", "ending",
-        "before", "added-to", "applies-to-no"])
+        "before", "added-to", "applies-to-no", "applies-in-none"])
 def test_round_four_an_inverted_rule_is_wrong(answer):
     assert kind(DELIVERY, answer) == "contradictory answer", answer
+
+
+BIRTH = {"task_id": "k", "question": "How is a client's date of birth read from the birth number?",
+         "answer_format": {"type": "knowledge"}, "tolerance": {"rel_tol": 0.0, "abs_tol": 0.0},
+         "gold": {"passage": "The birth number follows the national convention, in which 50 is added to the month for "
+                             "women: a woman born on 13 December 1970 has the digits 706213.", "facts": ["50"]}}
+
+
+def test_a_number_added_to_something_is_arithmetic_not_a_rule_word():
+    # "added to" is the include family ("are added to the average"), but not where a number is added
+    for answer in ("For women, 50 is removed from the month digits before reading the date.",
+                   "Subtract 50 from the month for women: 50 is added to it.",
+                   "Women's birth numbers have 50 added to the month."):
+        assert kind(BIRTH, answer) == "correct", compare(BIRTH, answer).reason
 
 
 def test_round_four_a_bulleted_answer_keeps_its_facts_positive():

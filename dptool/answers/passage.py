@@ -73,6 +73,7 @@ _START = {**{w: 1 for w in _lexicon("effective from since starting beginning")},
           **{w: -1 for w in _lexicon("until till ending expiring")}}
 _NEGATIONS = frozenset(_lexicon("not no never none neither nor without non cannot doesn isn aren don didn wasn weren "
                                 "won hasn haven hadn shouldn mustn"))
+_ADDING = ("add", "adds", "added", "adding")
 # two words read as one: (first, second) -> what they are
 _PHRASES = {("no", "longer"): "not", ("rather", "than"): "not", ("instead", "of"): "not", ("up", "to"): "within",
             ("at", "most"): "maximum", ("as", "of"): "from", ("at", "least"): "least", ("or", "more"): "more",
@@ -85,7 +86,11 @@ _PHRASES = {("no", "longer"): "not", ("rather", "than"): "not", ("instead", "of"
             # "stays junior" says nothing of the rule, "stays in the average" does
             **{(verb, "in"): "included" for verb in ("stay", "stays", "stayed", "staying", "remain", "remains",
                                                      "remained", "remaining")},
-            **{(verb, "out"): "excluded" for verb in ("left", "leave", "leaves", "leaving", "kept", "keep", "keeps")}}
+            **{(verb, "out"): "excluded" for verb in ("left", "leave", "leaves", "leaving", "kept", "keep", "keeps")},
+            # "are added to the average" says included; "added" alone ("added in 2019") says nothing of the rule, nor
+            # does a number added ("50 is added to the month": arithmetic, _arithmetic)
+            **{(verb, "to"): "included" for verb in _ADDING}}
+_OBJECT_PREPOSITIONS = frozenset(["to", "in", "for", "on"])
 _AFTER = frozenset(w for (first, _), w in _PHRASES.items() if first in ("or", "and"))  # "30 days or more"
 _SKIPPED = frozenset(["than", "the", "strictly", "of", "a", "an", "that", "is", "are", "to"])
 
@@ -194,12 +199,18 @@ def _read_phrases(tokens: list[Token]) -> None:
     while i < len(tokens):
         t = tokens[i]
         pair = (t.word, tokens[i + 1].word) if i + 1 < len(tokens) else None
-        if pair in _PHRASES and tokens[i + 1].sentence == t.sentence:
+        if pair in _PHRASES and tokens[i + 1].sentence == t.sentence and not _arithmetic(tokens, i):
             t.reads, tokens[i + 1].reads = _PHRASES[pair], ""
             i += 2
         else:
             t.reads = t.word
             i += 1
+
+
+def _arithmetic(tokens: list[Token], i: int) -> bool:
+    """Is tokens[i] the "added" of a number added to something ("50 is added to the month", "with 50 added to")?"""
+    return tokens[i].word in _ADDING and any(u.claim is not None and u.sentence == tokens[i].sentence
+                                             for u in tokens[max(0, i - 2):i])
 
 
 def _negation(t: Token) -> bool:
@@ -209,16 +220,29 @@ def _negation(t: Token) -> bool:
 def _mark_polarity(tokens: list[Token]) -> None:
     _read_phrases(tokens)
     negated_at = -10
+    taken = -1  # a "no" that negated the rule word before it ("applies to no region") negates nothing after
     for i, t in enumerate(tokens):
         if _negation(t):
-            negated_at = i
+            if i != taken:
+                negated_at = i
         elif t.reads in _DIRECTION:
             negated_at = -10  # "no later than": the negation is the comparator's
         elif t.reads in _POLAR:
             family, side = _POLAR[t.reads]
             if i - negated_at <= 3 and tokens[negated_at].sentence == t.sentence:
                 side, negated_at = -side, -10  # a negation flips the first rule word after it
+            elif _negated_object(tokens, i):
+                side, taken = -side, i + 2
             t.polar = (family, side)
+
+
+def _negated_object(tokens: list[Token], i: int) -> bool:
+    """Does "no" or "none" stand as the object of the rule word at tokens[i]: "applies to no region", "is included
+    in none of the reports" (not "applies to no more than 60 days": that negation is the comparator's)?"""
+    if i + 2 >= len(tokens) or tokens[i + 1].reads not in _OBJECT_PREPOSITIONS or \
+            tokens[i + 2].reads not in ("no", "none") or tokens[i + 2].sentence != tokens[i].sentence:
+        return False
+    return i + 3 >= len(tokens) or tokens[i + 3].reads not in _DIRECTION
 
 
 def comparator(tokens: list[Token], i: int) -> int | None:
