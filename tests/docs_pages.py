@@ -3,7 +3,8 @@
 
 Each reader returns what the page shows (innerText: hidden elements are left out) and, given a folder, takes its
 screenshot. tests/test_browser.py asserts on what they read; `make docs-check` (`python -m tests.docs_pages`) runs
-them on the demo after `dbt docs generate --select '*' --vars '{dptool_gold: true}'` and writes docs/img/*.png.
+them on the demo after `dbt docs generate --select '*' --vars '{dptool_gold: true}'` and writes the screenshots
+to target/docs-check/img (`make docs-images`: docs/img, the README's pictures).
 """
 
 from __future__ import annotations
