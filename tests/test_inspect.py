@@ -192,3 +192,50 @@ def test_a_sample_searches_only_its_own_domain_s_knowledge_base(bundle, tmp_path
         paths = set(re.findall(r"^\[([^\]]+?) — ", reply, flags=re.MULTILINE))
         assert paths and all((bundle / "kb" / domain / p).is_file() for p in paths), (domain, paths)
         assert ("rules/small_sample_suppression.md" in paths) == (domain == "ecommerce")
+
+
+# ---- sample ids as file names: whatever a log's ids are, every file inspect-import writes is inside --out --------
+
+HOSTILE_IDS = {"parent": "../../../victim/notes", "absolute": "{root}/victim/absolute", "slash": "a/b",
+               "long": "t" * 300}
+
+
+def _answering(messages, tools, tool_choice, config) -> ModelOutput:
+    return _usage(ModelOutput.from_content("mockllm/model", "<answer>52</answer>"))
+
+
+def dptool_like_log(root: Path, ids: list[str], solver=None, **eval_args):
+    """A real eval log of a task that carries the dptool task's metadata, with these sample ids (no bundle needed:
+    inspect-import reads the log alone)."""
+    task = Task(dataset=[Sample(input="How many?", target="52", id=i) for i in ids], solver=solver or generate(),
+                name="dptool", metadata={"dptool": {"bundle": "0" * 64, "condition": "standard"}})
+    log, = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=_answering),
+                        log_dir=str(root / "logs"), display="none", **eval_args)
+    return log
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_IDS))
+def test_a_sample_id_never_writes_outside_the_run_folder(case, tmp_path):
+    root = tmp_path / "root"
+    (root / "victim").mkdir(parents=True)
+    (root / "victim" / "notes-1.json").write_text("the user's notes\n", encoding="utf-8")
+    sample_id = HOSTILE_IDS[case].format(root=root)
+    log = dptool_like_log(tmp_path, [sample_id, "t_0001"])
+    before = _files(root)
+    out = root / "x" / "run"
+    proc = run_cli("inspect-import", log.location, "--out", str(out))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stdout.startswith("2 attempts of 2 tasks (1 epoch), 2 answered"), proc.stdout
+    after = _files(root)
+    assert {k: v for k, v in after.items() if not k.startswith("x/run/")} == before  # nothing else touched
+    records = [json.loads(line) for line in (out / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sorted(r["task_id"] for r in records) == sorted([sample_id, "t_0001"])
+    for record in records:  # each transcript a plain file of transcripts/, holding its own sample
+        path = out / record["transcript"]
+        assert path.parent == out / "transcripts" and len(path.name) <= 120 and path.is_file(), record
+        assert json.loads(path.read_text(encoding="utf-8"))["task_id"] == record["task_id"]
+    assert {"t_0001-1.json"} < {p.name for p in (out / "transcripts").iterdir()}  # a plain id keeps its name

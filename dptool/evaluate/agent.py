@@ -30,6 +30,7 @@ from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT
 from dptool.evaluate.score import load_tasks
 from dptool.evaluate.select import Selection
 from dptool.llm.client import LLM, PROMPTS
+from dptool.names import transcript_name
 
 PROMPT_VERSION = "v1"
 CONDITIONS = ("standard", "oracle", "no-rule")
@@ -296,7 +297,7 @@ def run_tasks(agent: Agent, attempts: Iterable[tuple[dict, int]], out: Path,
     transcripts.mkdir(exist_ok=True)
     for task, attempt in attempts:
         transcript = {**agent.solve(task), "attempt": attempt}
-        name = f"{task['task_id']}-{attempt}.json"
+        name = transcript_name(task["task_id"], attempt)  # a task id is data: never a path
         _write_atomic(transcripts / name, json.dumps(transcript, indent=2, sort_keys=True, ensure_ascii=False)
                       + "\n")
         append_answer(out / "answers.jsonl", {

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from dptool.errors import DptoolError
+from dptool.names import transcript_name
 
 SOURCE = "inspect"
 
@@ -44,7 +45,7 @@ def import_log(log: Path, out: Path) -> str:
                 "inspect_eval_id": ev.eval.eval_id, "inspect_status": ev.status}
     records, transcripts = [], {}
     for sample in samples:
-        name = f"{sample.id}-{sample.epoch}.json"
+        name = transcript_name(str(sample.id), sample.epoch)  # a sample id is data: never a path
         record, transcript = _attempt(sample, fp)
         records.append({**record, "transcript": f"transcripts/{name}"})
         transcripts[name] = transcript
