@@ -35,6 +35,7 @@ from dptool.names import transcript_name
 PROMPT_VERSION = "v1"
 CONDITIONS = ("standard", "oracle", "no-rule")
 MAX_TURNS = 20
+MAX_TURNS_RANGE = (1, 100)  # what --max-turns (and the inspect task's max_turns) accepts
 RULE_TIER = "knowledge+analytics+rule"
 STAGE = "eval"
 # answer formats whose numbers are the metric's own, so a percent metric gives shares
