@@ -181,7 +181,7 @@ class Agent:
                     {"role": "user", "content": self.task_prompt(task)}]
         self.sandbox.new_session()  # nothing a query of the last task did is seen by this one
         self.kb = self.kb_of(task)  # search_kb reads the task's own domain: another's policies are not its
-        answer, stop, turns, tool_calls, sql_errors = None, "max_turns", 0, 0, 0
+        answer, stop, turns, tool_calls, sql_errors, invalid_text = None, "max_turns", 0, 0, 0, 0
         started = time.monotonic()
         before = self.llm.usage.get(STAGE)
         tokens_before = (before.prompt_tokens, before.completion_tokens) if before else (0, 0)
@@ -189,7 +189,8 @@ class Agent:
         for turn in range(1, max_turns + 1):
             if turn == max_turns and turn > 1:
                 messages.append({"role": "user", "content": self.prompts["last_turn"]})
-            reply = self.llm.chat(messages, stage=STAGE, tools=TOOLS)
+            reply, bad = valid_unicode(self.llm.chat(messages, stage=STAGE, tools=TOOLS))
+            invalid_text += bad
             turns = turn
             message = {"role": "assistant", "content": reply["content"]}
             if reply["tool_calls"]:
@@ -213,7 +214,27 @@ class Agent:
                 "prompt_version": self.settings.prompt_version, "answer": answer, "stop": stop, "turns": turns,
                 "tool_calls": tool_calls, "sql_errors": sql_errors, "seconds": round(time.monotonic() - started, 3),
                 "prompt_tokens": usage.prompt_tokens - tokens_before[0],
-                "completion_tokens": usage.completion_tokens - tokens_before[1], "messages": messages}
+                "completion_tokens": usage.completion_tokens - tokens_before[1], "messages": messages,
+                **({"invalid_text": invalid_text} if invalid_text else {})}
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def valid_unicode(value):
+    """`value` (a model's reply: str, list, dict) with every lone surrogate (JSON's `\\ud83d` half of a pair: no
+    character, not encodable) replaced by U+FFFD, and how many were replaced."""
+    if isinstance(value, str):
+        fixed, n = _SURROGATE.subn("\ufffd", value)
+        return fixed, n
+    if isinstance(value, list):
+        pairs = [valid_unicode(v) for v in value]
+        return [v for v, _ in pairs], sum(n for _, n in pairs)
+    if isinstance(value, dict):
+        pairs = {valid_unicode(k)[0]: valid_unicode(v) for k, v in value.items()}
+        keys = sum(valid_unicode(k)[1] for k in value)
+        return {k: v for k, (v, _) in pairs.items()}, keys + sum(n for _, n in pairs.values())
+    return value, 0
 
 
 # ---------------------------------------------------------------------------------------------------
