@@ -383,3 +383,16 @@ def test_a_reply_holding_a_lone_surrogate_is_repaired_and_the_run_written(provid
     assert transcript["invalid_text"] == 3
     assert transcript["messages"][2]["content"] == "Checking \ufffd"
     assert transcript["messages"][3]["content"] == "s\nx\ufffd\n(1 row)"  # the repaired SQL ran
+
+
+def test_an_oracle_rule_id_is_never_a_path(tmp_path):
+    from dptool.errors import DptoolError
+    from tests.small_bundle import TASKS, write_bundle
+
+    bundle = write_bundle(tmp_path / "bundle")
+    (bundle / "secret.md").write_text("the user's secret\n", encoding="utf-8")  # kb/rules/../../secret.md
+    task = {**TASKS[0], "rule_ids": ["refunds_excluded", "../../secret"]}
+    with Agent(LLM("test-model"), bundle, Settings("ollama:test-model", condition="oracle")) as agent:
+        assert "Refunded orders leave" in agent.task_prompt(TASKS[0])
+        with pytest.raises(DptoolError, match=r"secret~[0-9a-f]{16}\.md: rule document of t_0001 not found"):
+            agent.task_prompt(task)

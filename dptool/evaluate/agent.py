@@ -30,7 +30,7 @@ from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT
 from dptool.evaluate.score import load_tasks
 from dptool.evaluate.select import Selection
 from dptool.llm.client import LLM, PROMPTS
-from dptool.names import transcript_name
+from dptool.names import file_name, transcript_name
 
 PROMPT_VERSION = "v1"
 CONDITIONS = ("standard", "oracle", "no-rule")
@@ -140,7 +140,7 @@ class Agent:
         rules = ""
         if self.settings.condition == "oracle" and task.get("rule_ids"):
             folder = domain_folder(self.bundle / "kb", task.get("domain"))
-            docs = [(folder / "rules" / f"{r}.md") for r in task["rule_ids"]]
+            docs = [(folder / "rules" / f"{file_name(r)}.md") for r in task["rule_ids"]]  # a rule id is no path
             missing = [str(d) for d in docs if not d.is_file()]
             if missing:
                 raise DptoolError(f"{missing[0]}: rule document of {task['task_id']} not found (oracle condition)")
