@@ -302,6 +302,8 @@ def test_a_task_argument_or_inspect_s_own_limit_overrides_the_turn_budget_and_st
     assert (score.value, score.answer, score.explanation) == ("I", None, "no answer")
     with pytest.raises(ValueError, match="max_turns=0: expected 1 to 100"):
         benchmark(bundle=str(small_bundle), max_turns=0)
+    with pytest.raises(ValueError, match="epochs is 10000000: expected 1 to 100"):
+        benchmark(bundle=str(small_bundle), epochs=10_000_000)
 
 
 def _failing(messages, tools, tool_choice, config) -> ModelOutput:

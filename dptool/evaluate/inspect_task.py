@@ -40,6 +40,7 @@ from dptool.evaluate.environment import (
     load_environment_prompts,
     schema_of,
 )
+from dptool.evaluate.limits import EPOCHS, out_of_range
 from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from dptool.evaluate.score import load_tasks
 from dptool.evaluate.select import Selection, read_ids
@@ -81,6 +82,9 @@ def benchmark(bundle: str, tasks: str | None = None, type: str | None = None, do
     """
     if not 1 <= int(max_turns) <= MAX_TURNS_RANGE[1]:
         raise ValueError(f"max_turns={max_turns}: expected 1 to {MAX_TURNS_RANGE[1]}, as `dptool eval --max-turns`")
+    problem = out_of_range("epochs", int(epochs), EPOCHS)  # as everywhere: a run's attempts are bounded
+    if problem:
+        raise ValueError(problem)
     path = Path(bundle)
     selection = Selection(read_ids(str(tasks)) if tasks else (), _names(type), _names(domain), _names(tier),
                           int(sample) if sample else None, int(seed))
