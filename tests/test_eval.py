@@ -351,8 +351,9 @@ def test_an_endpoint_that_refuses_the_key_or_lacks_the_model_is_one_line_before_
 def test_an_endpoint_without_a_model_list_is_taken_at_its_word(small, tmp_path):
     from tests.openai_server import OpenAIServer
 
-    with OpenAIServer(models=None) as server:
-        server.replies += [answer_reply({"value": 42.0}), answer_reply({"value": 3})]
+    with OpenAIServer(models=None) as server:  # a 429 (rate limit) is waited out
+        server.replies += [{"status": 429, "error": "Rate limit reached"}, answer_reply({"value": 42.0}),
+                           answer_reply({"value": 3})]
         proc = openai_eval(small, server, tmp_path / "run")
     assert proc.returncode == 0, proc.stderr
     assert "accuracy 100.0 %: 2 of 2 tasks correct" in proc.stdout

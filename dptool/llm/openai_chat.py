@@ -90,8 +90,8 @@ class OpenAIChat:
         return {"content": content if isinstance(content, str) else "", "tool_calls": calls}
 
     def _request(self, method: str, path: str, payload: dict | None, stage: str) -> tuple[int, dict]:
-        """(status, JSON body) of one request, retried on 5xx and timeouts; a 404 on GET is returned, any other
-        failure is one LLMError line."""
+        """(status, JSON body) of one request, retried on 5xx, 429 and timeouts; a 404 on GET is returned, any
+        other failure is one LLMError line."""
         import httpx
 
         # ASCII JSON: whatever text the conversation holds, the request can be encoded
@@ -118,7 +118,7 @@ class OpenAIChat:
                 if status in (401, 403):
                     where = f"${self.api_key_env}" if self._has_key else f"${self.api_key_env} is not set"
                     raise LLMError(f"{self.name} at {self.host}: HTTP {status}, the key was refused ({where})")
-                if status < 500 or attempt == self.retries:
+                if (status < 500 and status != 429) or attempt == self.retries:  # 429: too many requests, wait
                     raise LLMError(f"{self.name} at {self.host}{path}: HTTP {status} in stage {stage}: "
                                    f"{_error_text(response)}")
             time.sleep(self.backoff * 2**attempt)
