@@ -364,3 +364,19 @@ def test_a_log_whose_epochs_are_out_of_bounds_is_refused(tmp_path):
     assert proc.returncode == 1 and not (tmp_path / "run").exists()
     assert proc.stderr == f"error: {tmp_path / 'big.eval'}: epochs is 10000000: expected 1 to 100; nothing was " \
                           "written\n"
+
+
+def test_an_interrupted_log_is_refused_in_one_line(tmp_path):
+    from inspect_ai.log import write_eval_log
+
+    log = dptool_like_log(tmp_path, ["t_0001"])
+    log.status = "cancelled"  # what inspect writes when the eval was stopped (Ctrl+C)
+    write_eval_log(log, str(tmp_path / "stopped.eval"))
+    proc = run_cli("inspect-import", str(tmp_path / "stopped.eval"), "--out", str(tmp_path / "run"))
+    assert proc.returncode == 1 and not (tmp_path / "run").exists()
+    assert proc.stderr.startswith(f"error: {tmp_path / 'stopped.eval'}: the eval was interrupted; its score would "
+                                  "not be the model's"), proc.stderr
+    proc = run_cli("inspect-import", str(tmp_path / "stopped.eval"), "--out", str(tmp_path / "run"),
+                   "--allow-incomplete")
+    assert proc.returncode == 0 and proc.stdout.endswith("(incomplete: the eval was interrupted)\n"), proc.stdout
+    assert json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["complete"] is False
