@@ -346,6 +346,11 @@ def test_an_endpoint_that_refuses_the_key_or_lacks_the_model_is_one_line_before_
     assert (down.returncode, out.exists()) == (1, False)
     assert down.stderr == "error: cannot reach http://127.0.0.1:9/v1 (ConnectError); start the server or give the " \
                           "right --base-url\n"
+    for url in ("notaurl", "http://[::1"):  # not a URL at all: one line too
+        bad = subprocess.run([sys.executable, "-m", "dptool.cli", "eval", str(small), "--model", "openai:m",
+                              "--base-url", url, "--out", str(out)], capture_output=True, text=True, timeout=60)
+        assert (bad.returncode, out.exists()) == (1, False)
+        assert bad.stderr.startswith(f"error: cannot reach {url} (") and bad.stderr.count("\n") == 1, bad.stderr
 
 
 def test_an_endpoint_without_a_model_list_is_taken_at_its_word(small, tmp_path):

@@ -104,7 +104,7 @@ class OpenAIChat:
                 if attempt == self.retries:
                     raise LLMError(f"{self.name} at {self.host}: no answer within {self.timeout:g} s in stage "
                                    f"{stage} ({self.retries + 1} tries)") from None
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 raise LLMError(f"cannot reach {self.host} ({type(exc).__name__}); start the server or give the "
                                "right --base-url") from None
             else:
