@@ -63,10 +63,8 @@ def compare(task: dict, answer: Any, *, against: str = "gold") -> Verdict:
     try:
         parsed = parse_answer(answer, embedded=fmt["type"] != "knowledge")
         tolerance = task.get("tolerance") or DEFAULT_TOLERANCE
-        if comparator is knowledge:  # precision is judged against what the question says too
-            knowledge(parsed, expected, fmt, tolerance, str(task.get("question") or ""))
-        else:
-            comparator(parsed, expected, fmt, tolerance)
+        # what the question states: a knowledge answer's precision, a restated year or threshold
+        comparator(parsed, expected, fmt, tolerance, str(task.get("question") or ""))
     except Wrong as exc:
         return Verdict(False, str(exc), exc.kind)
     except (TypeError, ValueError, KeyError, AttributeError, ArithmeticError, RecursionError) as exc:

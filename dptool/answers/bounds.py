@@ -1,0 +1,50 @@
+"""A number that is bounded, negated or approximate names no value: "> 52", "at least 52", "52 or more", "52+",
+"not 52", "≠ 52", "about 52", "~52", "52-ish". Such an answer is a hedge, never the number it mentions.
+
+Read right around the number only (its unit or a currency between is fine: "more than CZK 52", "52 sellers or
+more"); words further off speak of something else ("52 sellers with at least one order" is 52).
+"""
+
+from __future__ import annotations
+
+import re
+
+from dptool.answers.verdict import fold
+
+_WORDS = "|".join(sorted([
+    # bounds
+    "more", "less", "fewer", "greater", "higher", "lower", "larger", "smaller", "bigger", "over", "under", "above",
+    "below", "beyond", "exceeds", "exceeding", "exceeded", "exceed", "up to", "upto", "at least", "at most",
+    "at the least", "at the most", "no more", "no less", "no fewer", "not more", "not less", "min", "max", "minimum",
+    "maximum", "upwards of", "in excess of", "north of", "south of", "short of", "within", "below or equal",
+    # negations
+    "not", "never", "isn't", "isnt", "wasn't", "wasnt", "aren't", "weren't", "neither", "nor", "other", "anything but",
+    "except", "unlike",
+    # approximations
+    "about", "around", "approximately", "approx", "roughly", "circa", "ca", "nearly", "almost", "close", "some",
+    "estimated", "est", "near", "approaching", "on the order", "in the region", "something like", "ballpark",
+], key=len, reverse=True))
+_SYMBOLS = r"<=|>=|=<|!=|<>|=/=|[<≤≦⩽≥≧⩾≠≈≃≅∼~≲≳≪≫]|(?<![-=])>"
+# what may stand between the bounding word and the number: "more than", "not equal to", "close to the"
+_FILLER = (r"(?:\s+(?:than|to|of|equal|equals|quite|exactly|the|a|an|value|is|was|be|or|and|equal|"
+           r"[a-z]{3}|[a-z]\$))*")
+_BEFORE = re.compile(rf"(?:(?<![a-z'])(?:{_WORDS})\.?{_FILLER}|(?:{_SYMBOLS}))\s*[:=]?\s*$")
+_AFTER = re.compile(r"^(?:\s*[a-zčšřžýáíéůú%$€£¥₹.()]+){0,2}?\s*(?:"
+                    r"(?:,\s*)?\b(?:or|and)\s+(?:more|less|fewer|above|below|over|under|higher|lower|greater|larger|"
+                    r"smaller|up|down|so|thereabouts|beyond|after|before|later|earlier)\b|"
+                    r"\bat\s+(?:the\s+)?(?:most|least)\b|\b(?:tops|plus|max|maximum|minimum|or\s+more|or\s+less|"
+                    r"give\s+or\s+take|approx|approximately|roughly|estimated|est|ish)\b|\+(?!\s*\d)|\?|-ish\b)")
+_LOOK = 40  # characters read on each side of the number
+
+
+def bounded(text: str, start: int, end: int) -> str | None:
+    """The words that bound, negate or blur the number at text[start:end] ("at least 52", "not 52", "~52"), or
+    None when it stands as a value."""
+    before, after = fold(text[max(0, start - _LOOK):start]) or "", fold(text[end:end + _LOOK]) or ""
+    m = _BEFORE.search(before)
+    if m:
+        return " ".join((m.group(0) + " " + text[start:end]).split())
+    m = _AFTER.match(after)
+    if m:
+        return " ".join((text[start:end] + m.group(0)).split())
+    return None
