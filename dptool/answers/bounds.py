@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import re
 
-from dptool.answers.verdict import fold
-
 _WORDS = "|".join(sorted([
     # bounds
     "more", "less", "fewer", "greater", "higher", "lower", "larger", "smaller", "bigger", "over", "under", "above",
@@ -29,7 +27,7 @@ _SYMBOLS = r"<=|>=|=<|!=|<>|=/=|[<≤≦⩽≥≧⩾≠≈≃≅∼~≲≳≪≫
 _FILLER = (r"(?:\s+(?:than|to|of|equal|equals|quite|exactly|the|a|an|value|is|was|be|or|and|equal|"
            r"[a-z]{3}|[a-z]\$))*")
 _BEFORE = re.compile(rf"(?:(?<![a-z'])(?:{_WORDS})\.?{_FILLER}|(?:{_SYMBOLS}))\s*[:=]?\s*$")
-_AFTER = re.compile(r"^(?:\s*[a-zčšřžýáíéůú%$€£¥₹.()]+){0,2}?\s*(?:"
+_AFTER = re.compile(r"^(?:\s*[a-zà-ž%$€£¥₹.()]+){0,2}?\s*(?:"
                     r"(?:,\s*)?\b(?:or|and)\s+(?:more|less|fewer|above|below|over|under|higher|lower|greater|larger|"
                     r"smaller|up|down|so|thereabouts|beyond|after|before|later|earlier)\b|"
                     r"\bat\s+(?:the\s+)?(?:most|least)\b|\b(?:tops|plus|max|maximum|minimum|or\s+more|or\s+less|"
@@ -40,7 +38,9 @@ _LOOK = 40  # characters read on each side of the number
 def bounded(text: str, start: int, end: int) -> str | None:
     """The words that bound, negate or blur the number at text[start:end] ("at least 52", "not 52", "~52"), or
     None when it stands as a value."""
-    before, after = fold(text[max(0, start - _LOOK):start]) or "", fold(text[end:end + _LOOK]) or ""
+    # lower case, not folded: folding takes "≠" apart into "=" and a combining stroke
+    before = " ".join(text[max(0, start - _LOOK):start].lower().split())
+    after = " ".join(text[end:end + _LOOK].lower().split())
     m = _BEFORE.search(before)
     if m:
         return " ".join((m.group(0) + " " + text[start:end]).split())

@@ -18,7 +18,7 @@ from dptool.answers.hedges import (
     one_verdict,
     top_fields,
 )
-from dptool.answers.numbers import PLUS_MINUS, check_number, numbers_in, to_number
+from dptool.answers.numbers import PLUS_MINUS, check_number, not_finite, numbers_in, to_number
 from dptool.answers.parse import Text
 from dptool.answers.restated import (
     DIFFERENCES,
@@ -37,6 +37,7 @@ from dptool.answers.verdict import (
     CONTRADICTED,
     HEDGED,
     MALFORMED,
+    NO_ANSWER,
     ROWS,
     VALUE,
     VERDICT,
@@ -119,6 +120,8 @@ def value(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> 
     """One number: {"value": 7.96}, {"avg_days": 7.96}, 7.96, "7.96 days", "–8,182.15 CZK"; a second number
     beside it is another scenario, and a numerator and denominator must give the value."""
     if isinstance(answer, Text):
+        if not_finite(answer.text):
+            raise Wrong(f"value: {short(answer.text)} is not a number", NO_ANSWER)
         if PLUS_MINUS.search(answer.text):
             raise Wrong(f"hedged answer: a value with a plus-or-minus names two, {short(answer.text)}", HEDGED)
         found = numbers_in(answer.text, 2)

@@ -175,6 +175,11 @@ _NOT_FINITE = frozenset(["nan", "-nan", "+nan", "inf", "-inf", "+inf", "infinity
                          "-∞", "+∞"])
 
 
+def not_finite(text: str) -> bool:
+    """Whether a text is NaN or an infinity ("NaN", "-Infinity", "∞"): no answer."""
+    return text.strip().lower() in _NOT_FINITE
+
+
 def to_number(x: Any, what: str, *, bounds: bool = False) -> Num:
     """A JSON value read as a number (None stays None); a string must hold exactly one number, neither bounded,
     negated nor approximate ("> 52", "not 52", "about 52" are a hedge) unless `bounds` (a p-value "< 0.001").
@@ -194,7 +199,7 @@ def to_number(x: Any, what: str, *, bounds: bool = False) -> Num:
     if isinstance(x, str):
         if x.strip().lower() in ("null", "none"):
             return Num(None)
-        if x.strip().lower() in _NOT_FINITE:
+        if not_finite(x):
             raise Wrong(f"{what}: {short(x)} is not a number", NO_ANSWER)
         if PLUS_MINUS.search(x):
             raise Wrong(f"{what}: a value with a plus-or-minus names two, {short(x)}", HEDGED)

@@ -35,52 +35,52 @@ TREND_FACTS = frozenset(field_name(f) for f in [
     "last_period", "lowest_period", "low_period", "trough_period", "months", "n_months", "r2", "r_squared"])
 
 
-def _tolerance(values: list[float], tol: dict) -> dict:
-    # a fact derived from values each within the tolerance may be off by their errors together
-    return {"abs_tol": sum(allowed_error(v, tol) for v in values) + float(tol.get("abs_tol", 0.0)), "rel_tol": 0.0}
+def from_values(values: list[float], tol: dict) -> float:
+    """The largest error of a fact derived from values each within the tolerance: their errors together."""
+    return sum(allowed_error(v, tol) for v in values) + float(tol.get("abs_tol", 0.0))
 
 
-def agrees(answer: dict, names: frozenset[str], candidates: list[float], inputs: list[float], tol: dict,
-           what: str) -> None:
-    """Raise Wrong (contradictory) when a field named in `names` holds a number that is none of `candidates`
-    (each derived from `inputs`, the gold's values)."""
+def agrees(answer: dict, names: frozenset[str], candidates: list[float], limit: float, what: str) -> None:
+    """Raise Wrong (contradictory) when a field named in `names` holds a number farther than `limit` from every
+    one of `candidates`."""
     for key, x in answer.items():
         if field_name(key) not in names:
             continue
         given = to_number(x, str(key)).value
         if given is None:
             continue
-        limit = allowed_error(0.0, _tolerance(inputs, tol))
         if not any(abs(given - c) <= limit for c in candidates):
             shown = ", ".join(fmt(c) for c in candidates[:2])
             raise Wrong(f"contradictory answer: {key!r} {short(x)} is not {what} ({shown})", CONTRADICTED)
+
+
+def _relative(candidates: list[float]) -> float:
+    # a ratio or a relative difference, restated rounded: a percent of it
+    return 0.01 * max((abs(c) for c in candidates), default=0.0) + 0.001
 
 
 def margin(answer: dict, value: float, threshold: float, percent: bool, tol: dict) -> None:
     """A threshold's margin is the value less the threshold (a shortfall the threshold less the value); a share's
     in either scale."""
     scales = (1.0, 100.0) if percent else (1.0,)
-    agrees(answer, MARGINS, [(value - threshold) * s for s in scales], [value, threshold], tol,
-           "the value less the threshold")
-    agrees(answer, SHORTFALLS, [(threshold - value) * s for s in scales], [value, threshold], tol,
-           "the threshold less the value")
+    limit = from_values([value, threshold], tol) * max(scales)
+    agrees(answer, MARGINS, [(value - threshold) * s for s in scales], limit, "the value less the threshold")
+    agrees(answer, SHORTFALLS, [(threshold - value) * s for s in scales], limit, "the threshold less the value")
 
 
-def difference(answer: dict, a: float, b: float, percent: bool, tol: dict, names: frozenset[str] = DIFFERENCES,
-               relative: bool = True) -> None:
+def difference(answer: dict, a: float, b: float, percent: bool, tol: dict, relative: bool = True) -> None:
     """A difference of two values (the answer's first less its second, or its size), their ratio and their
-    relative difference (to either, in a fraction or in percent)."""
+    relative difference (to either, as a fraction or in percent)."""
     scales = (1.0, 100.0) if percent else (1.0,)
-    agrees(answer, names, [d * s for d in (a - b, abs(a - b)) for s in scales], [a, b], tol,
-           "the first value less the second")
+    agrees(answer, DIFFERENCES, [d * s for d in (a - b, abs(a - b)) for s in scales],
+           from_values([a, b], tol) * max(scales), "the first value less the second")
     if not relative:
         return
     ratios = [a / b] if b else []
     ratios += [b / a] if a else []
-    agrees(answer, RATIOS, ratios, [a, b], {"rel_tol": 0.01, "abs_tol": 0.001}, "the ratio of the two values")
-    rel = [d / base * s for d in (a - b, b - a, abs(a - b)) for base in (a, b) if base for s in (1.0, 100.0)]
-    agrees(answer, RELATIVE, rel, [a, b], {"rel_tol": 0.01, "abs_tol": 0.001},
-           "the relative difference of the two values")
+    agrees(answer, RATIOS, ratios, _relative(ratios), "the ratio of the two values")
+    rel = [d / base * s for d in (a - b, b - a) for base in (a, b) if base for s in (1.0, 100.0)]
+    agrees(answer, RELATIVE, rel, _relative(rel) / 10, "the relative difference of the two values")
 
 
 def same_alpha(answer: dict, alpha: Any) -> None:
@@ -94,4 +94,4 @@ def same_alpha(answer: dict, alpha: Any) -> None:
 
 
 __all__ = ["DIFFERENCES", "MARGINS", "RATIOS", "RELATIVE", "SHORTFALLS", "TEST_STATISTICS", "TREND_FACTS", "agrees",
-           "difference", "margin", "same_alpha"]
+           "difference", "from_values", "margin", "same_alpha"]
