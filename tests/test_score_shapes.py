@@ -131,7 +131,8 @@ def test_a_second_scenario_beside_any_format_is_a_hedge(t, answer):
                                                                                      "2017-09-30"},
     {"value": 52, "details": {"orders": 980, "states": 12}}, {"value": 52, "details": {"sellers": 52}},
     {"value": 52, "note": "counted over 980 orders in 12 states, at least 10 orders each"},
-    {"value": 52, "numerator": 52, "denominator": 1},
+    {"value": 52, "numerator": 52, "denominator": 1}, {"value": 52, "active_sellers": 52},
+    {"value": "52 sellers", "sellers": "52"},
 ], ids=lambda a: "-".join(k for k in a if k != "value"))
 def test_a_number_that_restates_the_question_is_no_second_scenario(answer):
     assert verdict_of(SELLERS, answer).correct
@@ -153,6 +154,8 @@ def test_ranks_decide_the_order_of_a_ranking():
     assert verdict_of(RANKING, wrong).kind == "wrong rows"
     assert verdict_of(RANKING, [{**r, "rank": 1} for r in RANKED]).kind == "wrong rows"
     assert verdict_of(RANKING, [{**r, "rank": str(r["rank"])} for r in RANKED]).correct
+    assert verdict_of(RANKING, [{**r, "rank": r["rank"] - 1} for r in RANKED]).correct  # counted from 0
+    assert verdict_of(RANKING, [{**r, "rank": r["rank"] + 1} for r in RANKED]).kind == "wrong rows"
     assert not verdict_of(RANKING, [RANKED[0] | {"position": 1}, *RANKED[1:]]).correct  # its rank twice
     assert not verdict_of(RANKING, [{k: v for k, v in RANKED[0].items() if k != "rank"}, *RANKED[1:]]).correct
 
@@ -171,6 +174,10 @@ def test_restated_means_must_be_their_own_groups():
     assert verdict_of(SIGNIFICANCE, {**GOLD_SIG, **means, "difference": 0.9}).kind == "contradictory answer"
     assert verdict_of(SIGNIFICANCE, {**GOLD_SIG, "alpha": 0.05, "t_statistic": -2.6, "df": 311.2}).correct
     assert verdict_of(SIGNIFICANCE, {**GOLD_SIG, "alpha": 0.01}).kind == "contradictory answer"
+    assert verdict_of(SIGNIFICANCE, {**GOLD_SIG, "mean_PR": 2.439815, "mean_SP": 2.859799}).correct
+    assert verdict_of(SIGNIFICANCE, {**GOLD_SIG, "PR": 2.439815, "SP": 2.859799}).correct
+    assert verdict_of(SIGNIFICANCE, {**GOLD_SIG, "mean_PR": 2.859799, "mean_SP": 2.439815}).kind == \
+        "contradictory answer"
 
 
 def test_a_restated_difference_must_follow_from_the_two_values():
@@ -198,8 +205,10 @@ def test_a_restated_margin_must_have_the_sign_of_the_value_less_the_threshold():
 @pytest.mark.parametrize("answer", [
     {"RS": 53, "PR": 55, "higher": "PR"}, {"PR": 55, "RS": 53, "higher": "PR"},
     {"values": {"RS": 53, "PR": 55}, "higher": "PR"}, {"rs": "53", "PR": 55.0, "higher": "pr"},
-    {"RS": 53, "PR": 55, "higher": "PR", "difference": -2},
-], ids=["groups-as-keys", "other-order", "nested-object", "folded", "with-difference"])
+    {"RS": 53, "PR": 55, "higher": "PR", "difference": -2}, {"value_RS": 53, "value_PR": 55, "higher": "PR"},
+    {"rs_avg": 53, "pr_avg": 55, "higher": "PR"}, {"RS": {"value": 53}, "PR": {"value": 55}, "higher": "PR"},
+], ids=["groups-as-keys", "other-order", "nested-object", "folded", "with-difference", "value-prefixed",
+        "avg-suffixed", "an-object-per-group"])
 def test_a_comparison_keyed_by_its_groups_is_right(answer):
     assert verdict_of(COMPARISON, answer).correct
 

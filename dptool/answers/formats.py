@@ -165,7 +165,11 @@ def _no_second_value(answer: dict, question: str) -> None:
             raise Wrong(f"hedged answer: a second value in {key!r}", HEDGED)
         if isinstance(x, dict | list):
             nested_claims(x, str(key), {"value"}, verdicts=False)
-    no_second_number(answer, {"value", *_RATIO}, question)
+    try:
+        same = to_number(top_fields(answer)["value"], "value").value
+    except Wrong:
+        same = None  # read again, with its reason, when it is compared
+    no_second_number(answer, {"value", *_RATIO}, question, () if same is None else (same,))
 
 
 def _numeric(x: Any) -> bool:
@@ -275,6 +279,8 @@ def _in_rank_order(rows: list[tuple[Any, Any, Any]]) -> list[tuple[Any, Any]]:
         if n is None or not n.is_integer():
             raise Wrong(f"row {i}: rank {short(rank)} is not a whole number")
         ranks.append(int(n))
+    if sorted(ranks) == list(range(len(rows))):
+        ranks = [r + 1 for r in ranks]  # counted from 0, as an index prints them
     if sorted(ranks) != list(range(1, len(rows) + 1)):
         raise Wrong(f"the ranks {', '.join(map(str, ranks[:10]))} are not 1 to {len(rows)}, each once", ROWS)
     return [(g, v) for (g, v, _), _ in sorted(zip(rows, ranks, strict=True), key=lambda p: p[1])]
@@ -420,20 +426,44 @@ def trend(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> 
 _PAIRED = ("group_a", "group_b", "value_a", "value_b")
 
 
+_GROUP_AFFIXES = ("value", "mean", "avg", "average", "total", "metric")
+
+
+def group_named(key: Any, keys: Keys, groups: list[Any]) -> Any:
+    """The compared group a field is named after ("RS", "value_RS", "mean_PR", "south_moravia_avg"), or None."""
+    if keys(key) in {keys(g) for g in groups}:
+        return next(g for g in groups if keys(g) == keys(key))
+    name = field_name(key)
+    for affix in _GROUP_AFFIXES:
+        bare = name[len(affix):] if name.startswith(affix) else name[:-len(affix)] if name.endswith(affix) else None
+        for g in groups:
+            if bare and g is not None and bare == field_name(show(g)):
+                return g
+    return None
+
+
+def _one_value(x: Any) -> Any:
+    """A group's value: itself, or the one field of an object ({"RS": {"value": 53}})."""
+    if isinstance(x, dict) and len(x) == 1:
+        return next(iter(x.values()))
+    return x
+
+
 def _two_groups(answer: dict, keys: Keys, gold: dict) -> tuple[list[tuple[Any, Any]], set[str]]:
     """The answer's (group, value) pairs in its order, and the fields that hold them: group_a/value_a and
-    group_b/value_b, or the groups as keys ({"RS": 53, "PR": 55}, or one object of them: {"values": {…}})."""
+    group_b/value_b, or the groups as keys ({"RS": 53, "PR": 55}, {"value_RS": 53, …}, {"RS": {"value": 53}},
+    or one object of them: {"values": {…}})."""
     fields = top_fields(answer)
     if "groupa" in fields or "groupb" in fields or "valuea" in fields:
         return [(_field(answer, f"group_{s}"), _field(answer, f"value_{s}")) for s in ("a", "b")], \
             {field_name(f) for f in _PAIRED}
-    named = {keys(gold["group_a"]), keys(gold["group_b"])}
+    groups = [gold["group_a"], gold["group_b"]]
     for key, x in answer.items():
-        if isinstance(x, dict) and len(x) == 2 and {keys(k) for k in x} == named:
-            return list(x.items()), {field_name(key)}
-    pairs = [(k, x) for k, x in answer.items() if keys(k) in named and not isinstance(x, dict | list)]
-    if len(pairs) == 2:
-        return pairs, {field_name(k) for k, _ in pairs}
+        if isinstance(x, dict) and len(x) == 2 and all(group_named(k, keys, groups) is not None for k in x):
+            return [(group_named(k, keys, groups), v) for k, v in x.items()], {field_name(key)}
+    pairs = [(k, _one_value(x)) for k, x in answer.items() if group_named(k, keys, groups) is not None]
+    if len(pairs) == 2 and not any(isinstance(v, dict | list) for _, v in pairs):
+        return [(group_named(k, keys, groups), v) for k, v in pairs], {field_name(k) for k, _ in pairs}
     raise Wrong("missing field 'group_a'")
 
 
@@ -509,8 +539,10 @@ def significance(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = 
     own = ("significant", "is_significant")
     asked = ("p_value", "test_name", "group_a", "group_b", "mean_a", "mean_b")
     one_verdict(answer, own, asked)
+    by_group = _means_by_group(answer, gold, fmt, tol)
     no_second_number(answer, {*map(field_name, (*own, *asked, "p", "pvalue", "p_val", "alpha",
-                                                "significance_level")), *TEST_STATISTICS, *DIFFERENCES}, question)
+                                                "significance_level")), *TEST_STATISTICS, *DIFFERENCES, *by_group},
+                     question)
     significant = _boolean(_field(answer, *own), "significant")
     no_other_verdict_in_text(answer, (*own, "test_name"), json.dumps(significant), _significance_named)
     p = _field(answer, "p_value", "p", "pvalue", "p_val")
@@ -522,6 +554,30 @@ def significance(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = 
         _agrees(p, significant, float(alpha))
     same_alpha(answer, alpha)
     _means(answer, gold, fmt, tol)
+
+
+def _means_by_group(answer: dict, gold: dict, fmt: dict, tol: dict) -> set[str]:
+    """Check the means an answer names after their groups ("mean_PR": 2.44, "SP": 2.86); the fields it read."""
+    if "group_a" not in gold or "group_b" not in gold:
+        return set()
+    groups = [gold["group_a"], gold["group_b"]]
+    keys = Keys(groups)
+    mean_of = {keys(gold["group_a"]): gold.get("mean_a"), keys(gold["group_b"]): gold.get("mean_b")}
+    held = set()
+    for key, x in answer.items():
+        group = group_named(key, keys, groups)
+        if group is None or isinstance(x, dict | list) or field_name(key) in ("groupa", "groupb"):
+            continue
+        held.add(field_name(key))
+        if mean_of[keys(group)] is not None:
+            try:
+                check_number(x, mean_of[keys(group)], tol, str(key), _percent_scale(fmt))
+            except Wrong as exc:
+                if exc.kind != VALUE:
+                    raise
+                raise Wrong(f"contradictory answer: {key!r} is not the mean of {show(group)} ({exc})",
+                            CONTRADICTED) from None
+    return held
 
 
 def _means(answer: dict, gold: dict, fmt: dict, tol: dict) -> None:

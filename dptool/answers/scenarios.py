@@ -75,12 +75,13 @@ def _restates(name: str, numbers: list[float], stated: list[float]) -> bool:
                                                  for n in numbers)
 
 
-def no_second_number(answer: dict, skip: set[str], question: str = "") -> None:
+def no_second_number(answer: dict, skip: set[str], question: str = "", same: tuple[float, ...] = ()) -> None:
     """Raise Wrong (hedged) when a field of the answer other than `skip` (field names as field_name reads them)
-    holds a number standing alone that does not restate the question: a number, a short text with one, a list of
-    them, or an object in which it is the only one. An object with several numbers, or a list of objects, is
-    detail (a breakdown, a monthly series), not a value."""
+    holds a number standing alone that restates neither the question nor the answer's own value (`same`): a
+    number, a short text with one, a list of them, or an object in which it is the only one. An object with
+    several numbers, or a list of objects, is detail (a breakdown, a monthly series), not a value."""
     stated = [n.value for n in numbers_in(question)] if question else []
+    stated += list(same)  # the answer's own value, restated under another name
     stated += [s / 100 for s in stated] + [s * 100 for s in stated]
     for key, value in answer.items():
         if field_name(key) in skip:
