@@ -27,11 +27,13 @@ _SYMBOLS = r"<=|>=|=<|!=|<>|=/=|[<≤≦⩽≥≧⩾≠≈≃≅∼~≲≳≪≫
 _FILLER = (r"(?:\s+(?:than|to|of|equal|equals|quite|exactly|the|a|an|value|is|was|be|or|and|equal|"
            r"[a-z]{3}|[a-z]\$))*")
 _BEFORE = re.compile(rf"(?:(?<![a-z'])(?:{_WORDS})\.?{_FILLER}|(?:{_SYMBOLS}))\s*[:=]?\s*$")
-_AFTER = re.compile(r"^(?:\s*[a-zà-ž%$€£¥₹.()]+){0,2}?\s*(?:"
+_AFTER = re.compile(r"^(?:\s*[a-zà-ž%$€£¥₹.(),]+){0,2}?\s*(?:"
                     r"(?:,\s*)?\b(?:or|and)\s+(?:more|less|fewer|above|below|over|under|higher|lower|greater|larger|"
                     r"smaller|up|down|so|thereabouts|beyond|after|before|later|earlier)\b|"
                     r"\bat\s+(?:the\s+)?(?:most|least)\b|\b(?:tops|plus|max|maximum|minimum|or\s+more|or\s+less|"
-                    r"give\s+or\s+take|approx|approximately|roughly|estimated|est|ish)\b|\+(?!\s*\d)|\?|-ish\b)")
+                    r"give\s+or\s+take|approx|approximately|roughly|estimated|est|ish|(?:lower|upper)\s+bound|bound|floor|"
+                    r"ceiling|cap|minimum|if\s+not\s+(?:more|less|fewer|higher|lower)|(?:maybe|perhaps|possibly)\s+(?:more|less|"
+                    r"fewer|higher|lower))\b|\+(?!\s*\d)|\?|[-\u2010-\u2015]ish\b)")
 _LOOK = 40  # characters read on each side of the number
 
 

@@ -25,6 +25,7 @@ from dptool.answers.restated import (
     MARGINS,
     RATIOS,
     RELATIVE,
+    RELATIVE_MARGINS,
     SHORTFALLS,
     TEST_STATISTICS,
     TREND_FACTS,
@@ -252,6 +253,9 @@ def _row(i: int, row: Any, key: str, question: str) -> tuple[Any, Any, Any]:
         elif len(fields) == 1:
             name, value_ = fields.popitem()
             group = named[name]
+        elif len(fields) == 2 and len(words := [f for f, x in fields.items() if _word_only(x)]) == 1:
+            group = fields.pop(words[0])  # {"city": "Sao Paulo", "revenue": 165548.5}: the group is the words
+            _, value_ = fields.popitem()
         else:
             raise Wrong(f"row {i}: expected {{{key!r}: group, 'value': number}}, got {short(row)}")
         for k, x in fields.items():  # a field that names the group is free, a second value is not
@@ -263,6 +267,10 @@ def _row(i: int, row: Any, key: str, question: str) -> tuple[Any, Any, Any]:
     if isinstance(value_, list) and len(value_) > 1:
         raise Wrong(f"hedged answer: row {i} gives a list of {len(value_)} values", HEDGED)
     return group, value_, rank
+
+
+def _word_only(x: Any) -> bool:
+    return isinstance(x, str) and not any(ch.isdigit() for ch in x)
 
 
 def _in_rank_order(rows: list[tuple[Any, Any, Any]]) -> list[tuple[Any, Any]]:
@@ -394,8 +402,9 @@ def threshold(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "")
     """PASS or FAIL, with the value (and, optionally, the threshold and the margin restated)."""
     answer = _require_dict(answer, "threshold")
     one_verdict(answer, ("result", "verdict"), ("value", "threshold"))
-    restated = {f for f in top_fields(answer) if "threshold" in f and f not in MARGINS | SHORTFALLS}
-    no_second_number(answer, {"result", "verdict", "value", *restated, *MARGINS, *SHORTFALLS, *_RATIO}, question)
+    restated = {f for f in top_fields(answer) if "threshold" in f and f not in MARGINS | SHORTFALLS | RELATIVE_MARGINS}
+    no_second_number(answer, {"result", "verdict", "value", *restated, *MARGINS, *SHORTFALLS, *RELATIVE_MARGINS,
+                              *_RATIO}, question)
     result = _word(_field(answer, "result", "verdict"), VERDICTS, "result", "PASS or FAIL")
     no_other_verdict_in_text(answer, ("result", "verdict"), result, _pass_fail_named)
     if result != gold["result"]:

@@ -14,6 +14,8 @@ from dptool.answers.verdict import CONTRADICTED, Wrong, field_name, fmt, short
 MARGINS = frozenset(field_name(f) for f in [
     "margin", "difference", "diff", "gap", "delta", "distance", "excess", "headroom", "over_by", "above_by",
     "amount_over", "amount_above", "exceeds_by", "margin_over_threshold", "difference_from_threshold"])
+RELATIVE_MARGINS = frozenset(field_name(f) for f in ["margin_pct", "margin_percent", "pct_above", "percent_above",
+                                                     "relative_margin", "pct_over", "percent_over"])
 SHORTFALLS = frozenset(field_name(f) for f in ["shortfall", "under_by", "below_by", "missed_by"])
 DIFFERENCES = frozenset(field_name(f) for f in [
     "difference", "diff", "gap", "delta", "absolute_difference", "abs_difference", "abs_diff", "mean_difference",
@@ -40,23 +42,22 @@ def from_values(values: list[float], tol: dict) -> float:
     return sum(allowed_error(v, tol) for v in values) + float(tol.get("abs_tol", 0.0))
 
 
-def agrees(answer: dict, names: frozenset[str], candidates: list[float], limit: float, what: str) -> None:
+def agrees(answer: dict, names: frozenset[str], candidates: list[float], limit: float | None, what: str) -> None:
     """Raise Wrong (contradictory) when a field named in `names` holds a number farther than `limit` from every
-    one of `candidates`."""
+    one of `candidates` (None: a ratio's limit, a tenth of each candidate, as restated ratios are rounded)."""
     for key, x in answer.items():
         if field_name(key) not in names:
             continue
         given = to_number(x, str(key)).value
         if given is None:
             continue
-        if not any(abs(given - c) <= limit for c in candidates):
+        if not any(abs(given - c) <= (RATIO_SHARE * abs(c) + RATIO_FLOOR if limit is None else limit)
+                   for c in candidates):
             shown = ", ".join(fmt(c) for c in candidates[:2])
             raise Wrong(f"contradictory answer: {key!r} {short(x)} is not {what} ({shown})", CONTRADICTED)
 
 
-def _relative(candidates: list[float]) -> float:
-    # a ratio or a relative difference, restated rounded: a percent of it
-    return 0.01 * max((abs(c) for c in candidates), default=0.0) + 0.001
+RATIO_SHARE, RATIO_FLOOR = 0.1, 0.005  # "4%" restates 3.77 %; a wrong sign, or a ratio of others, is far off
 
 
 def margin(answer: dict, value: float, threshold: float, percent: bool, tol: dict) -> None:
@@ -66,6 +67,9 @@ def margin(answer: dict, value: float, threshold: float, percent: bool, tol: dic
     limit = from_values([value, threshold], tol) * max(scales)
     agrees(answer, MARGINS, [(value - threshold) * s for s in scales], limit, "the value less the threshold")
     agrees(answer, SHORTFALLS, [(threshold - value) * s for s in scales], limit, "the threshold less the value")
+    if threshold:
+        agrees(answer, RELATIVE_MARGINS, [(value - threshold) / threshold * s for s in (1.0, 100.0)], None,
+               "the value less the threshold, relative to the threshold")
 
 
 def difference(answer: dict, a: float, b: float, percent: bool, tol: dict, relative: bool = True) -> None:
@@ -78,9 +82,9 @@ def difference(answer: dict, a: float, b: float, percent: bool, tol: dict, relat
         return
     ratios = [a / b] if b else []
     ratios += [b / a] if a else []
-    agrees(answer, RATIOS, ratios, _relative(ratios), "the ratio of the two values")
+    agrees(answer, RATIOS, ratios, None, "the ratio of the two values")
     rel = [d / base * s for d in (a - b, b - a) for base in (a, b) if base for s in (1.0, 100.0)]
-    agrees(answer, RELATIVE, rel, _relative(rel) / 10, "the relative difference of the two values")
+    agrees(answer, RELATIVE, rel, None, "the relative difference of the two values")
 
 
 def same_alpha(answer: dict, alpha: Any) -> None:
@@ -93,5 +97,5 @@ def same_alpha(answer: dict, alpha: Any) -> None:
                 raise Wrong(f"contradictory answer: {key!r} {short(x)} is not the asked alpha {alpha}", CONTRADICTED)
 
 
-__all__ = ["DIFFERENCES", "MARGINS", "RATIOS", "RELATIVE", "SHORTFALLS", "TEST_STATISTICS", "TREND_FACTS", "agrees",
-           "difference", "from_values", "margin", "same_alpha"]
+__all__ = ["DIFFERENCES", "MARGINS", "RATIOS", "RELATIVE", "RELATIVE_MARGINS", "SHORTFALLS", "TEST_STATISTICS",
+           "TREND_FACTS", "agrees", "difference", "from_values", "margin", "same_alpha"]
