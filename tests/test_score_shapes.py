@@ -160,6 +160,17 @@ def test_ranks_decide_the_order_of_a_ranking():
     assert not verdict_of(RANKING, [{k: v for k, v in RANKED[0].items() if k != "rank"}, *RANKED[1:]]).correct
 
 
+def test_rows_of_equal_value_may_share_a_rank():
+    tied = task("ranking", [{"k": "A", "value": 10.0}, {"k": "B", "value": 10.0}, {"k": "C", "value": 5.0},
+                            {"k": "D", "value": 1.0}], key="k", k=4)
+    rows = [{"rank": r, "k": k, "value": v} for r, k, v in [(1, "A", 10), (1, "B", 10), (3, "C", 5), (4, "D", 1)]]
+    assert verdict_of(tied, rows).correct
+    assert verdict_of(tied, [{**r, "rank": {1: 1, 3: 2, 4: 3}[r["rank"]]} for r in rows]).correct  # dense: 1, 1, 2, 3
+    assert verdict_of(tied, rows[::-1]).kind == "wrong rows"  # B listed before A: ties keep their listed order
+    assert verdict_of(tied, [{**r, "rank": 1} for r in rows]).kind == "wrong rows"  # unequal values share a rank
+    assert verdict_of(tied, [{**r, "rank": {1: 1, 3: 3, 4: 5}[r["rank"]]} for r in rows]).kind == "wrong rows"
+
+
 def test_restated_means_must_be_their_own_groups():
     means = {"mean_a": 2.439815, "mean_b": 2.859799}
     assert verdict_of(SIGNIFICANCE, {**GOLD_SIG, **means}).correct

@@ -4,8 +4,10 @@
 base answer would already pass.
 
 verdict (Verdict, Wrong, how a reason shows values) · parse (JSON, <answer> tags, JSON inside prose, text) ·
-numbers (numbers with every minus and accounting negatives, the tolerance) · dates (dates and months in the
-forms people write them) · hedges (one verdict and one value per field, at every depth) · formats (value,
+numbers (numbers with every minus and accounting negatives, European numbers, the tolerance) · bounds (a bounded,
+negated or approximate number names no value) · dates (dates and months in the forms people write them) · hedges
+(one verdict and one value per field, at every depth) · scenarios (a second number beside the asked ones is
+another scenario) · restated (margins, differences, ratios, means checked against the gold) · formats (value,
 ranking, breakdown, threshold, trend, comparison, significance) · passage (reading a knowledge text: words,
 claims, sentences, the polarity of rule words) · knowledge (key facts, precision, meaning, no inverted rule).
 

@@ -274,8 +274,10 @@ def _word_only(x: Any) -> bool:
 
 
 def _in_rank_order(rows: list[tuple[Any, Any, Any]]) -> list[tuple[Any, Any]]:
-    """The rows ordered by the ranks they state (1 to k, each once; listed in any order), or as listed when they
-    state none. A rank that contradicts the list ("rank": 5, 4, 3, 2, 1 on the gold order) reorders it."""
+    """The rows ordered by the ranks they state, or as listed when they state none. Ranks run from 1 (or 0) with
+    no gap, each once, but for ties: rows of equal value may share a rank ("1, 2, 2, 4" or "1, 2, 2, 3") and keep
+    the order they are listed in. A rank that contradicts the list ("rank": 5, 4, 3, 2, 1 on the gold order)
+    reorders it."""
     ranked = [r for r in rows if r[2] is not None]
     if not ranked:
         return [(g, v) for g, v, _ in rows]
@@ -287,11 +289,33 @@ def _in_rank_order(rows: list[tuple[Any, Any, Any]]) -> list[tuple[Any, Any]]:
         if n is None or not n.is_integer():
             raise Wrong(f"row {i}: rank {short(rank)} is not a whole number")
         ranks.append(int(n))
-    if sorted(ranks) == list(range(len(rows))):
+    if min(ranks) == 0:
         ranks = [r + 1 for r in ranks]  # counted from 0, as an index prints them
-    if sorted(ranks) != list(range(1, len(rows) + 1)):
-        raise Wrong(f"the ranks {', '.join(map(str, ranks[:10]))} are not 1 to {len(rows)}, each once", ROWS)
-    return [(g, v) for (g, v, _), _ in sorted(zip(rows, ranks, strict=True), key=lambda p: p[1])]
+    order = sorted(zip(rows, ranks, strict=True), key=lambda p: p[1])  # stable: ties keep their listed order
+    if not _ranks_hold(order):
+        raise Wrong(f"the ranks {', '.join(map(str, ranks[:10]))} are not 1 to {len(rows)}, each once but for "
+                    "rows of equal value", ROWS)
+    return [(g, v) for (g, v, _), _ in order]
+
+
+def _ranks_hold(order: list[tuple[tuple[Any, Any, Any], int]]) -> bool:
+    """Sorted ranks that start at 1 and go up by one, or (after a tie) by one or by the size of the tie, with
+    rows of one rank sharing one value."""
+    previous, run = 0, 0
+    for _, rank in order:
+        if rank == previous:
+            run += 1
+            continue
+        if rank not in (previous + 1, previous + run + 1):  # "1, 2, 2, 3" or "1, 2, 2, 4"
+            return False
+        previous, run = rank, 0
+    ties: dict[int, set] = {}
+    for (_, value_, _), rank in order:
+        try:
+            ties.setdefault(rank, set()).add(to_number(value_, "value").value)
+        except Wrong:
+            return True  # the value itself is refused, with its own reason, when it is compared
+    return all(len(values) == 1 for values in ties.values())
 
 
 def ranking(answer: Any, gold: list[dict], fmt: dict, tol: dict, question: str = "") -> None:
