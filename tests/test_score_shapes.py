@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from dptool.answers import compare
+from dptool.answers import compare, holds_non_finite
 
 TOL = {"rel_tol": 0.001, "abs_tol": 0.0005}
 
@@ -330,3 +330,12 @@ def test_more_bounds_scenarios_and_shapes(t, answer, right):
                                     {"value": 52, "scenarios": [{"name": "with the policy", "sellers": 60}]}])
 def test_a_second_scenario_in_prose_or_rows_is_a_known_limit(answer):
     assert not verdict_of(SELLERS, answer).correct
+
+
+def test_a_value_that_json_cannot_carry_is_found_at_any_depth():
+    assert holds_non_finite({"value": float("nan")}) and holds_non_finite([[{"a": [float("-inf")]}]])
+    assert not holds_non_finite({"value": 1e308, "note": "NaN", "n": None, "ok": True})
+    deep = [1.0]
+    for _ in range(10_000):
+        deep = [deep]
+    assert not holds_non_finite(deep)

@@ -26,7 +26,15 @@ from typing import Any
 from dptool.answers import formats
 from dptool.answers.knowledge import knowledge, missing_fact
 from dptool.answers.numbers import allowed_error, check_number, numbers_in, to_number
-from dptool.answers.parse import DuplicateKeys, Malformed, Text, parse_answer, read_json, repeated_key
+from dptool.answers.parse import (
+    DuplicateKeys,
+    Malformed,
+    Text,
+    holds_non_finite,
+    parse_answer,
+    read_json,
+    repeated_key,
+)
 from dptool.answers.verdict import (
     CONTRADICTED,
     FACT,
@@ -78,5 +86,5 @@ def compare(task: dict, answer: Any, *, against: str = "gold") -> Verdict:
 
 __all__ = ["CONTRADICTED", "COMPARATORS", "DEFAULT_TOLERANCE", "FACT", "HEDGED", "MALFORMED", "NO_ANSWER", "ROWS",
            "VALUE", "VERDICT", "DuplicateKeys", "Malformed", "Text", "Verdict", "Wrong", "allowed_error",
-           "check_number", "compare", "missing_fact", "numbers_in", "parse_answer", "read_json", "repeated_key",
-           "to_number"]
+           "check_number", "compare", "holds_non_finite", "missing_fact", "numbers_in", "parse_answer", "read_json",
+           "repeated_key", "to_number"]
