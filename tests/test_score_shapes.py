@@ -6,6 +6,7 @@ DECIMAL spellings, ranks with metric-named values, ordered objects, European num
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -132,10 +133,20 @@ def test_a_second_scenario_beside_any_format_is_a_hedge(t, answer):
     {"value": 52, "details": {"orders": 980, "states": 12}}, {"value": 52, "details": {"sellers": 52}},
     {"value": 52, "note": "counted over 980 orders in 12 states, at least 10 orders each"},
     {"value": 52, "numerator": 52, "denominator": 1}, {"value": 52, "active_sellers": 52},
+    {"value": 52, "rounded": 52.02},
     {"value": "52 sellers", "sellers": "52"},
 ], ids=lambda a: "-".join(k for k in a if k != "value"))
 def test_a_number_that_restates_the_question_is_no_second_scenario(answer):
     assert verdict_of(SELLERS, answer).correct
+
+
+def test_the_value_restated_in_another_scale_or_rounded_is_no_second_scenario():
+    assert verdict_of(SHARE, {"value": 0.00277, "percent": 0.277}).correct
+    assert verdict_of(SHARE, {"value": 0.00277, "percent": "0.277%"}).correct
+    assert verdict_of(SELLERS, {"value": 52, "rounded": 53}).kind == "hedged answer"
+    trend = task("trend", {"direction": "decreasing", "total_change_pct": -22.48, "peak_period": "1993-01"})
+    assert verdict_of(trend, {"direction": "decreasing", "total_change_pct": -22.48, "peak_period": "1993-01",
+                              "monthly_values": [120.5, 118.0, 93.4], "peak_value": 120.5}).correct
 
 
 def test_a_restated_ratio_must_give_the_value():
@@ -339,3 +350,11 @@ def test_a_value_that_json_cannot_carry_is_found_at_any_depth():
     for _ in range(10_000):
         deep = [deep]
     assert not holds_non_finite(deep)
+
+
+@pytest.mark.parametrize("answer", [{"value": 52, "x": "2017-01-01 " * 80_000}, {"value": 52, "x": "1 " * 400_000},
+                                    {"value": 52, **{f"RS{i}": 1 for i in range(50_000)}}])
+def test_a_hostile_second_field_is_read_in_linear_time(answer):
+    started = time.perf_counter()
+    assert not verdict_of(SELLERS, answer).correct
+    assert time.perf_counter() - started < 5  # quadratic, the first took 19 s

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from dptool.answers.dates import parse_period
@@ -18,7 +19,7 @@ from dptool.answers.hedges import (
     one_verdict,
     top_fields,
 )
-from dptool.answers.numbers import PLUS_MINUS, check_number, not_finite, numbers_in, to_number
+from dptool.answers.numbers import PLUS_MINUS, allowed_error, check_number, not_finite, numbers_in, to_number
 from dptool.answers.parse import Text
 from dptool.answers.restated import (
     DIFFERENCES,
@@ -135,7 +136,7 @@ def value(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> 
     elif isinstance(answer, dict):
         fields = top_fields(answer)
         if "value" in fields:
-            _no_second_value(answer, question)
+            _no_second_value(answer, question, tol)
             _ratio_agrees(fields, gold, fmt, tol)
             answer = fields["value"]
         elif len(answer) == 1:  # {"csat": 0.84}: one named number
@@ -155,7 +156,7 @@ _RATIO = ("numerator", "denominator")
 RATIO_TOLERANCE = 0.01
 
 
-def _no_second_value(answer: dict, question: str) -> None:
+def _no_second_value(answer: dict, question: str, tol: dict) -> None:
     for key, x in answer.items():
         name = field_name(key)
         if name == "value":
@@ -170,7 +171,8 @@ def _no_second_value(answer: dict, question: str) -> None:
         same = to_number(top_fields(answer)["value"], "value").value
     except Wrong:
         same = None  # read again, with its reason, when it is compared
-    no_second_number(answer, {"value", *_RATIO}, question, () if same is None else (same,))
+    no_second_number(answer, {"value", *_RATIO}, question, () if same is None else (same,),
+                     0.0 if same is None else allowed_error(same, tol))
 
 
 def _numeric(x: Any) -> bool:
@@ -462,17 +464,24 @@ _PAIRED = ("group_a", "group_b", "value_a", "value_b")
 _GROUP_AFFIXES = ("value", "mean", "avg", "average", "total", "metric")
 
 
-def group_named(key: Any, keys: Keys, groups: list[Any]) -> Any:
-    """The compared group a field is named after ("RS", "value_RS", "mean_PR", "south_moravia_avg"), or None."""
-    if keys(key) in {keys(g) for g in groups}:
-        return next(g for g in groups if keys(g) == keys(key))
-    name = field_name(key)
-    for affix in _GROUP_AFFIXES:
-        bare = name[len(affix):] if name.startswith(affix) else name[:-len(affix)] if name.endswith(affix) else None
-        for g in groups:
-            if bare and g is not None and bare == field_name(show(g)):
-                return g
-    return None
+def group_namer(keys: Keys, groups: list[Any]) -> Callable[[Any], Any]:
+    """A function giving the compared group a field is named after ("RS", "value_RS", "mean_PR",
+    "south_moravia_avg"), or None."""
+    by_key = {keys(g): g for g in groups}
+    by_name = {field_name(show(g)): g for g in groups if g is not None}
+
+    def named(key: Any) -> Any:
+        if keys(key) in by_key:
+            return by_key[keys(key)]
+        name = field_name(key)
+        for affix in _GROUP_AFFIXES:
+            if name.startswith(affix) and name[len(affix):] in by_name:
+                return by_name[name[len(affix):]]
+            if name.endswith(affix) and name[:-len(affix)] in by_name:
+                return by_name[name[:-len(affix)]]
+        return None
+
+    return named
 
 
 def _one_value(x: Any) -> Any:
@@ -490,13 +499,13 @@ def _two_groups(answer: dict, keys: Keys, gold: dict) -> tuple[list[tuple[Any, A
     if "groupa" in fields or "groupb" in fields or "valuea" in fields:
         return [(_field(answer, f"group_{s}"), _field(answer, f"value_{s}")) for s in ("a", "b")], \
             {field_name(f) for f in _PAIRED}
-    groups = [gold["group_a"], gold["group_b"]]
+    group_named = group_namer(keys, [gold["group_a"], gold["group_b"]])
     for key, x in answer.items():
-        if isinstance(x, dict) and len(x) == 2 and all(group_named(k, keys, groups) is not None for k in x):
-            return [(group_named(k, keys, groups), v) for k, v in x.items()], {field_name(key)}
-    pairs = [(k, _one_value(x)) for k, x in answer.items() if group_named(k, keys, groups) is not None]
+        if isinstance(x, dict) and len(x) == 2 and all(group_named(k) is not None for k in x):
+            return [(group_named(k), v) for k, v in x.items()], {field_name(key)}
+    pairs = [(k, _one_value(x)) for k, x in answer.items() if group_named(k) is not None]
     if len(pairs) == 2 and not any(isinstance(v, dict | list) for _, v in pairs):
-        return [(group_named(k, keys, groups), v) for k, v in pairs], {field_name(k) for k, _ in pairs}
+        return [(group_named(k), v) for k, v in pairs], {field_name(k) for k, _ in pairs}
     raise Wrong("missing field 'group_a'")
 
 
@@ -595,10 +604,11 @@ def _means_by_group(answer: dict, gold: dict, fmt: dict, tol: dict) -> set[str]:
         return set()
     groups = [gold["group_a"], gold["group_b"]]
     keys = Keys(groups)
+    group_named = group_namer(keys, groups)
     mean_of = {keys(gold["group_a"]): gold.get("mean_a"), keys(gold["group_b"]): gold.get("mean_b")}
     held = set()
     for key, x in answer.items():
-        group = group_named(key, keys, groups)
+        group = group_named(key)
         if group is None or isinstance(x, dict | list) or field_name(key) in ("groupa", "groupb"):
             continue
         held.add(field_name(key))

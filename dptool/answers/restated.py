@@ -29,12 +29,13 @@ TEST_STATISTICS = frozenset(field_name(f) for f in [
     "t", "t_stat", "t_statistic", "t_value", "statistic", "test_statistic", "df", "dof", "degrees_of_freedom",
     "n", "n_a", "n_b", "count_a", "count_b", "std_a", "std_b", "sd_a", "sd_b", "stddev_a", "stddev_b", "var_a",
     "var_b", "variance_a", "variance_b", "se", "standard_error", "ci", "ci_low", "ci_high", "confidence_interval",
-    "effect_size", "cohens_d", "cohen_d", "confidence_level"])
+    "effect_size", "cohens_d", "cohen_d", "confidence_level", "welch_t", "t_score", "z", "z_score"])
 # what a trend answer may state beside its direction, change and peak
 TREND_FACTS = frozenset(field_name(f) for f in [
     "slope", "first_value", "last_value", "start_value", "end_value", "peak_value", "min_value", "max_value",
     "lowest_value", "average", "mean", "average_value", "mean_value", "first_month", "last_month", "first_period",
-    "last_period", "lowest_period", "low_period", "trough_period", "months", "n_months", "r2", "r_squared"])
+    "last_period", "lowest_period", "low_period", "trough_period", "months", "n_months", "r2", "r_squared",
+    "values", "monthly_values", "monthly", "series", "monthly_series"])
 
 
 def from_values(values: list[float], tol: dict) -> float:

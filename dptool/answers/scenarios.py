@@ -23,6 +23,7 @@ from dptool.answers.numbers import numbers_in
 from dptool.answers.verdict import HEDGED, Wrong, field_name, fold, short
 
 PROSE_WORDS = 5  # a text with more words than this beside its numbers is prose, not a value
+MAX_VALUE_CHARS = 200  # a date is read in a text of at most this: bounds the work on a hostile one
 _PERIODS = frozenset(field_name(w) for w in [
     "year", "years", "quarter", "month", "period", "date", "day", "week", "half", "window", "from", "to", "start",
     "end", "start_date", "end_date", "as_of", "since", "until", "time", "timeframe", "time_period", "date_range",
@@ -48,7 +49,8 @@ def _numbers(x: Any) -> list[float] | None:
         return None
     if len(_WORD.findall(x)) > PROSE_WORDS:
         return None
-    _, rest = date_spans(fold(x) or "")
+    # dates are looked for in a short text only: blanking them one by one is quadratic
+    _, rest = date_spans(fold(x) or "") if len(x) <= MAX_VALUE_CHARS else ([], x)
     found = [n.value for n in numbers_in(rest, 20)]
     return found or None
 
@@ -66,23 +68,27 @@ def _leaves(value: Any, key: str) -> Iterator[tuple[str, Any]]:
             yield name, x
 
 
-def _restates(name: str, numbers: list[float], stated: list[float]) -> bool:
+def _restates(name: str, numbers: list[float], stated: list[float], same: list[float], tolerance: float) -> bool:
     if field_name(name) in _UNITS or field_name(name) in _SAMPLE:
         return True
-    if all(any(math.isclose(n, s, rel_tol=1e-9, abs_tol=1e-9) for s in stated) for n in numbers):
+    if all(any(math.isclose(n, s, rel_tol=1e-9, abs_tol=1e-9) for s in stated) or
+           any(abs(n - s) <= tolerance * max(1.0, abs(s) / max(abs(same[0]), 1e-12)) for s in same)
+           for n in numbers):
         return True
     return field_name(name) in _PERIODS and all(n.is_integer() and (1 <= n <= 53 or 1900 <= n <= 2100)
                                                  for n in numbers)
 
 
-def no_second_number(answer: dict, skip: set[str], question: str = "", same: tuple[float, ...] = ()) -> None:
+def no_second_number(answer: dict, skip: set[str], question: str = "", same: tuple[float, ...] = (),
+                     tolerance: float = 0.0) -> None:
     """Raise Wrong (hedged) when a field of the answer other than `skip` (field names as field_name reads them)
-    holds a number standing alone that restates neither the question nor the answer's own value (`same`): a
+    holds a number standing alone that restates neither the question nor the answer's own value (`same`, within
+    `tolerance`: "rounded": 1235 beside 1234.5):
     number, a short text with one, a list of them, or an object in which it is the only one. An object with
     several numbers, or a list of objects, is detail (a breakdown, a monthly series), not a value."""
     stated = [n.value for n in numbers_in(question)] if question else []
-    stated += list(same)  # the answer's own value, restated under another name
     stated += [s / 100 for s in stated] + [s * 100 for s in stated]
+    own = [x * f for x in same for f in (1.0, 100.0, 0.01)]  # a share restated in percent too
     for key, value in answer.items():
         if field_name(key) in skip:
             continue
@@ -90,7 +96,7 @@ def no_second_number(answer: dict, skip: set[str], question: str = "", same: tup
                 isinstance(value, dict) and field_name(key) in _DETAIL):
             continue  # rows of detail, or the working under a detail's name
         alone = [(name, leaf) for name, leaf in _leaves(value, str(key))
-                 if (numbers := _numbers(leaf)) and not _restates(name, numbers, stated)]
+                 if (numbers := _numbers(leaf)) and not _restates(name, numbers, stated, own, tolerance)]
         if alone and (not isinstance(value, dict) or len(alone) == 1):
             name, leaf = alone[0]
             where = str(key) if name == str(key) else f"{key}.{name}"
