@@ -79,10 +79,12 @@ def test_a_bounded_share_names_no_value(text):
     assert (verdict.correct, verdict.kind) == (False, "hedged answer"), verdict
 
 
-@pytest.mark.parametrize("text", ["52", "52 sellers", "= 52", "exactly 52", "52 active sellers, each with at least "
-                                  "ten orders", "We had 52 sellers.", "The answer -> 52", "52 (counted on orders)"])
+@pytest.mark.parametrize("text", ["52", "52 sellers", "= 52", "exactly 52", "sellers under SLA: 52",
+                                  "revenue less tax: 52", "52 (not including cancelled orders)",
+                                  "52 active sellers, each with at least ten orders", "We had 52 sellers.",
+                                  "The answer -> 52", "52 (counted on orders)"])
 def test_a_value_beside_words_is_still_the_value(text):
-    assert verdict_of(SELLERS, {"value": text}).correct or verdict_of(SELLERS, text).correct
+    assert verdict_of(SELLERS, {"value": text}).correct, text
     assert verdict_of(SELLERS, text).correct, text
 
 
@@ -331,6 +333,7 @@ def test_nan_in_a_row_or_a_comparison_is_no_answer():
     (PRICES, {"24.5000": 120, "99.0": 30}, True), (PRICES, {"24.50": 120, "99.00": 30, "99": 30}, False),
     (CZK, {"value": "Kč 1.828.667,01"}, True), (SELLERS, {"value": 52, "as_of": "30 September 2017"}, True),
     (SELLERS, {"value": 52, "filter": "orders >= 10"}, True), (SELLERS, {"value": "fifty-two (52)"}, True),
+    (COMPARISON, {**GOLD_CMP, "n_a": 120, "n_b": 4000}, True), (SELLERS, {"value": "more than CZK 52"}, False),
 ])
 def test_more_bounds_scenarios_and_shapes(t, answer, right):
     assert verdict_of(t, answer).correct is right

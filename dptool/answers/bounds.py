@@ -24,8 +24,8 @@ _WORDS = "|".join(sorted([
 ], key=len, reverse=True))
 _SYMBOLS = r"<=|>=|=<|!=|<>|=/=|[<≤≦⩽≥≧⩾≠≈≃≅∼~≲≳≪≫]|(?<![-=])>"
 # what may stand between the bounding word and the number: "more than", "not equal to", "close to the"
-_FILLER = (r"(?:\s+(?:than|to|of|equal|equals|quite|exactly|the|a|an|value|is|was|be|or|and|equal|"
-           r"[a-z]{3}|[a-z]\$))*")
+_FILLER = (r"(?:\s+(?:than|to|of|equal|equals|quite|exactly|the|a|an|value|is|was|be|or|and|"
+           r"czk|kč|kc|eur|usd|gbp|brl|chf|pln|huf|jpy|cny|inr|r\$|us\$))*")
 _BEFORE = re.compile(rf"(?:(?<![a-z'])(?:{_WORDS})\.?{_FILLER}|(?:{_SYMBOLS}))\s*[:=]?\s*$")
 _AFTER = re.compile(r"^(?:\s*[a-zà-ž%$€£¥₹.(),]+){0,2}?\s*(?:"
                     r"(?:,\s*)?\b(?:or|and)\s+(?:more|less|fewer|above|below|over|under|higher|lower|greater|larger|"

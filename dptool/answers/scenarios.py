@@ -31,7 +31,8 @@ _PERIODS = frozenset(field_name(w) for w in [
 _UNITS = frozenset(field_name(w) for w in ["unit", "units", "currency", "format", "scale", "measure", "metric"])
 # a sample size restates what the value was computed over; an object under a detail's name is its working
 _SAMPLE = frozenset(field_name(w) for w in ["n", "sample_size", "n_rows", "row_count", "rows", "observations",
-                                            "n_obs", "num_rows", "records", "sample"])
+                                            "n_obs", "num_rows", "records", "sample", "n_a", "n_b", "count_a",
+                                            "count_b", "sample_size_a", "sample_size_b"])
 _DETAIL = frozenset(field_name(w) for w in [
     "details", "detail", "notes", "note", "meta", "metadata", "context", "support", "supporting", "breakdown",
     "components", "inputs", "info", "extra", "calculation", "computation", "method", "methodology", "working",
