@@ -7,8 +7,9 @@ verdict (Verdict, Wrong, how a reason shows values) · parse (JSON, <answer> tag
 numbers (numbers with every minus and accounting negatives, European numbers, the tolerance) · bounds (a bounded,
 negated or approximate number names no value) · dates (dates and months in the forms people write them) · hedges
 (one verdict and one value per field, at every depth) · scenarios (a second number beside the asked ones is
-another scenario) · restated (margins, differences, ratios, means checked against the gold) · formats (value,
-ranking, breakdown, threshold, trend, comparison, significance) · passage (reading a knowledge text: words,
+another scenario) · restated (margins, differences, ratios, means checked against the gold) · shape (fields, the
+kind and scale of a value) · groups (group keys matched and named) · rows (ranking, breakdown) · formats (value,
+threshold, trend, comparison, significance) · passage (reading a knowledge text: words,
 claims, sentences, the polarity of rule words) · knowledge (key facts, precision, meaning, no inverted rule).
 
 Answers are JSON values or text. Text is parsed as JSON, else the content of its last <answer>…</answer>, else

@@ -1,15 +1,14 @@
-"""The typed comparators of the analysis formats: value, ranking, breakdown, threshold, trend, comparison and
-significance, each raising Wrong with its reason when the answer does not match its gold."""
+"""The typed comparators of the analysis formats: value, threshold, trend, comparison and significance (ranking
+and breakdown are in rows), each raising Wrong with its reason when the answer does not match its gold."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 from dptool.answers.dates import parse_period
+from dptool.answers.groups import Keys, group_namer, show
 from dptool.answers.hedges import (
     DIRECTIONS,
     VERDICTS,
@@ -34,7 +33,9 @@ from dptool.answers.restated import (
     margin,
     same_alpha,
 )
+from dptool.answers.rows import breakdown, ranking, rows_of
 from dptool.answers.scenarios import no_second_number
+from dptool.answers.shape import field, numeric, percent_scale, require_dict
 from dptool.answers.verdict import (
     CONTRADICTED,
     HEDGED,
@@ -52,69 +53,6 @@ from dptool.answers.verdict import fmt as number_text
 
 P_VALUE_TOLERANCE = 0.01
 # a group the data calls NULL may only be written as a word inside JSON ({"NULL": 1.2} has a string key)
-_NULL_NAMES = frozenset(["null", "none", "(null)", "<null>", "[null]", "nil", "n/a", "(none)"])
-
-
-class Keys:
-    """Group keys compared case-, accent- and space-insensitively, unless that would merge gold keys; "NULL" or
-    "null" names the NULL group when the gold has one and no group of that name; a decimal is one key however many
-    zeros end it ("99.00" is 99, "24.50" is 24.5, as DECIMAL columns print them)."""
-
-    def __init__(self, gold_keys: list[Any]):
-        folded = [_folded(k) for k in gold_keys]
-        self.exact = len(set(folded)) < len(folded) and len({_exact(k) for k in gold_keys}) == len(gold_keys)
-        self.null_names = _NULL_NAMES - set(folded) if None in gold_keys else frozenset()
-
-    def __call__(self, key: Any) -> str | None:
-        if isinstance(key, str) and fold(key) in self.null_names:
-            return None
-        return _exact(key) if self.exact else _folded(key)
-
-
-_DECIMAL = re.compile(r"[+-]?\d+\.\d*")
-
-
-def _folded(x: Any) -> str | None:
-    text = fold(x)
-    if text is not None and _DECIMAL.fullmatch(text):  # "99.00" and 99, "24.50" and 24.5
-        text = text.rstrip("0").rstrip(".") or "0"
-    return text
-
-
-def _exact(x: Any) -> str | None:
-    return None if x is None else str(x)
-
-
-def show(key: Any) -> str:
-    """A group key as a reason names it."""
-    return "NULL" if key is None else str(key)
-
-
-def _percent_scale(fmt: dict) -> str | None:
-    return "fraction" if fmt.get("format") == "percent" else None
-
-
-def _require_dict(answer: Any, kind: str) -> dict:
-    if not isinstance(answer, dict):
-        raise Wrong(f"expected a JSON object for a {kind} answer, got {_kind(answer)}")
-    return answer
-
-
-def _kind(x: Any) -> str:
-    if isinstance(x, Text):
-        return f"text {short(x.text)}"
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(x), "a number")
-
-
-def _field(answer: dict, name: str, *aliases: str) -> Any:
-    fields = top_fields(answer)
-    for key in (name, *aliases):
-        if field_name(key) in fields:
-            return fields[field_name(key)]
-    raise Wrong(f"missing field {name!r}")
-
-
 # ---- one value -----------------------------------------------------------------------------------------------
 
 
@@ -149,7 +87,7 @@ def value(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> 
         if len(answer) != 1:
             raise Wrong(f"expected one value, got an array of {len(answer)}", HEDGED if len(answer) > 1 else ROWS)
         return value(answer[0], gold, fmt, tol, question)
-    check_number(answer, gold["value"], tol, "value", _percent_scale(fmt))
+    check_number(answer, gold["value"], tol, "value", percent_scale(fmt))
 
 
 _RATIO = ("numerator", "denominator")
@@ -163,7 +101,7 @@ def _no_second_value(answer: dict, question: str, tol: dict) -> None:
             continue
         if offers_alternatives(key, x):
             raise Wrong(f"hedged answer: {key!r} offers alternatives", HEDGED)
-        if "value" in name and _numeric(x):
+        if "value" in name and numeric(x):
             raise Wrong(f"hedged answer: a second value in {key!r}", HEDGED)
         if isinstance(x, dict | list):
             nested_claims(x, str(key), {"value"}, verdicts=False)
@@ -174,11 +112,6 @@ def _no_second_value(answer: dict, question: str, tol: dict) -> None:
     no_second_number(answer, {"value", *_RATIO}, question, () if same is None else (same,),
                      0.0 if same is None else allowed_error(same, tol))
 
-
-def _numeric(x: Any) -> bool:
-    if isinstance(x, bool):
-        return False
-    return isinstance(x, int | float | dict | list) or (isinstance(x, str) and bool(numbers_in(x, 1)))
 
 
 def _ratio_agrees(fields: dict, gold: dict, fmt: dict, tol: dict) -> None:
@@ -193,169 +126,9 @@ def _ratio_agrees(fields: dict, gold: dict, fmt: dict, tol: dict) -> None:
         raise Wrong("contradictory answer: the numerator and denominator give no value", CONTRADICTED)
     try:  # the parts are often rounded: a percent of play, far below another scenario's difference
         check_number(numerator / denominator, gold["value"], {"rel_tol": RATIO_TOLERANCE, "abs_tol": 0.0},
-                     "numerator / denominator", _percent_scale(fmt))
+                     "numerator / denominator", percent_scale(fmt))
     except Wrong as exc:
         raise Wrong(f"contradictory answer: {exc}", CONTRADICTED) from None
-
-
-# ---- rows ----------------------------------------------------------------------------------------------------
-
-
-# fields that give a row's place in a ranking, not its value
-RANK_FIELDS = frozenset(field_name(f) for f in ["rank", "ranking", "position", "pos", "place", "no", "nr", "#"])
-
-
-def rows_of(answer: Any, key: str, question: str = "") -> list[tuple[Any, Any]]:
-    """(group, value) pairs from an array of rows: {key: g, "value": v}, {key: g, "revenue": v}, {g: v}, [g, v];
-    or from an object {g: v, …} in its order."""
-    return [(group, value_) for group, value_, _ in _rows(answer, key, question)]
-
-
-def _rows(answer: Any, key: str, question: str) -> list[tuple[Any, Any, Any]]:
-    """(group, value, rank or None) of each row."""
-    if isinstance(answer, dict) and len(answer) == 1:
-        inner = next(iter(answer.values()))
-        if isinstance(inner, list) or (isinstance(inner, dict) and _scalars(inner)):  # {"ranking": [...]}
-            answer = inner
-    if isinstance(answer, dict) and answer and _scalars(answer):
-        fields = top_fields(answer)  # one row on its own, or {"Sao Paulo": 165548.5, "Rio": 90000} in its order
-        one = field_name(key) in fields or "value" in fields
-        answer = [answer] if one else [{k: v} for k, v in answer.items()]
-    if not isinstance(answer, list):
-        raise Wrong(f"expected a JSON array of rows, got {_kind(answer)}")
-    return [_row(i, row, key, question) for i, row in enumerate(answer, 1)]
-
-
-def _scalars(x: dict) -> bool:
-    return not any(isinstance(v, dict | list) for v in x.values())
-
-
-def _row(i: int, row: Any, key: str, question: str) -> tuple[Any, Any, Any]:
-    rank = None
-    if isinstance(row, list) and len(row) == 2:
-        group, value_ = row
-    elif not isinstance(row, dict):
-        raise Wrong(f"row {i}: expected {{{key!r}: group, 'value': number}}, got {short(row)}")
-    else:
-        fields = top_fields(row)
-        ranks = [f for f in fields if f in RANK_FIELDS]
-        if len(ranks) > 1:
-            raise Wrong(f"hedged answer: row {i} gives its rank twice", HEDGED)
-        if ranks:
-            rank = fields.pop(ranks[0])
-        named = {field_name(k): k for k in row}
-        if field_name(key) in fields and ("value" in fields or len(fields) == 2):
-            group = fields.pop(field_name(key))
-            name = "value" if "value" in fields else next(iter(fields))  # the value named after the metric
-            value_ = fields.pop(name)
-        elif "value" in fields and len(fields) == 2:
-            value_ = fields.pop("value")
-            name, group = fields.popitem()
-            fields = {}
-        elif len(fields) == 1:
-            name, value_ = fields.popitem()
-            group = named[name]
-        elif len(fields) == 2 and len(words := [f for f, x in fields.items() if _word_only(x)]) == 1:
-            group = fields.pop(words[0])  # {"city": "Sao Paulo", "revenue": 165548.5}: the group is the words
-            _, value_ = fields.popitem()
-        else:
-            raise Wrong(f"row {i}: expected {{{key!r}: group, 'value': number}}, got {short(row)}")
-        for k, x in fields.items():  # a field that names the group is free, a second value is not
-            if offers_alternatives(named[k], x) or isinstance(x, dict | list) or ("value" in k and _numeric(x)):
-                raise Wrong(f"hedged answer: row {i} holds a second value in {named[k]!r}", HEDGED)
-        no_second_number({named[k]: x for k, x in fields.items()}, set(), question)
-    if isinstance(group, dict | list):
-        raise Wrong(f"row {i}: the group is not a value: {short(group)}")
-    if isinstance(value_, list) and len(value_) > 1:
-        raise Wrong(f"hedged answer: row {i} gives a list of {len(value_)} values", HEDGED)
-    return group, value_, rank
-
-
-def _word_only(x: Any) -> bool:
-    return isinstance(x, str) and not any(ch.isdigit() for ch in x)
-
-
-def _in_rank_order(rows: list[tuple[Any, Any, Any]]) -> list[tuple[Any, Any]]:
-    """The rows ordered by the ranks they state, or as listed when they state none. Ranks run from 1 (or 0) with
-    no gap, each once, but for ties: rows of equal value may share a rank ("1, 2, 2, 4" or "1, 2, 2, 3") and keep
-    the order they are listed in. A rank that contradicts the list ("rank": 5, 4, 3, 2, 1 on the gold order)
-    reorders it."""
-    ranked = [r for r in rows if r[2] is not None]
-    if not ranked:
-        return [(g, v) for g, v, _ in rows]
-    if len(ranked) != len(rows):
-        raise Wrong(f"{len(ranked)} of {len(rows)} rows state a rank")
-    ranks = []
-    for i, (_, _, rank) in enumerate(rows, 1):
-        n = to_number(rank, f"row {i} rank").value
-        if n is None or not n.is_integer():
-            raise Wrong(f"row {i}: rank {short(rank)} is not a whole number")
-        ranks.append(int(n))
-    if min(ranks) == 0:
-        ranks = [r + 1 for r in ranks]  # counted from 0, as an index prints them
-    order = sorted(zip(rows, ranks, strict=True), key=lambda p: p[1])  # stable: ties keep their listed order
-    if not _ranks_hold(order):
-        raise Wrong(f"the ranks {', '.join(map(str, ranks[:10]))} are not 1 to {len(rows)}, each once but for "
-                    "rows of equal value", ROWS)
-    return [(g, v) for (g, v, _), _ in order]
-
-
-def _ranks_hold(order: list[tuple[tuple[Any, Any, Any], int]]) -> bool:
-    """Sorted ranks that start at 1 and go up by one, or (after a tie) by one or by the size of the tie, with
-    rows of one rank sharing one value."""
-    previous, run = 0, 0
-    for _, rank in order:
-        if rank == previous:
-            run += 1
-            continue
-        if rank not in (previous + 1, previous + run + 1):  # "1, 2, 2, 3" or "1, 2, 2, 4"
-            return False
-        previous, run = rank, 0
-    ties: dict[int, set] = {}
-    for (_, value_, _), rank in order:
-        try:
-            ties.setdefault(rank, set()).add(to_number(value_, "value").value)
-        except Wrong:
-            return True  # the value itself is refused, with its own reason, when it is compared
-    return all(len(values) == 1 for values in ties.values())
-
-
-def ranking(answer: Any, gold: list[dict], fmt: dict, tol: dict, question: str = "") -> None:
-    """The top k groups in order, each with its value; the order is the rows' ranks when they state them."""
-    key = fmt["key"]
-    rows = _in_rank_order(_rows(answer, key, question))
-    keys = Keys([g[key] for g in gold])
-    if len(rows) != len(gold):
-        raise Wrong(f"expected {len(gold)} rows, got {len(rows)}", ROWS)
-    for i, ((group, value_), g) in enumerate(zip(rows, gold, strict=True), 1):
-        if keys(group) != keys(g[key]):
-            raise Wrong(f"row {i}: expected {show(g[key])}, got {show(group)}", ROWS)
-        check_number(value_, g["value"], tol, f"row {i} ({show(g[key])})", _percent_scale(fmt))
-
-
-def breakdown(answer: Any, gold: list[dict], fmt: dict, tol: dict, question: str = "") -> None:
-    """Every group with its value, in any order."""
-    key = fmt["key"]
-    if isinstance(answer, dict) and answer and not any(isinstance(v, dict | list) for v in answer.values()) and (
-            len(answer) > 1 or field_name(next(iter(answer))) not in ("value", field_name(key))):  # {"delivered": 0.4}
-        rows = list(answer.items())  # {"SP": 1.2, "RJ": 3.4}: a set needs no order (duplicate keys are refused)
-    else:
-        rows = rows_of(answer, key, question)
-    keys = Keys([g[key] for g in gold])
-    counts = Counter(keys(group) for group, _ in rows)
-    for group, _ in rows:  # a duplicated row is an error, never merged away
-        if counts[keys(group)] > 1:
-            raise Wrong(f"group {show(group)} appears {counts[keys(group)]} times", ROWS)
-    given = {keys(group): value_ for group, value_ in rows}
-    expected = {keys(g[key]): g for g in gold}
-    missing = [show(g[key]) for k, g in expected.items() if k not in given]
-    if missing:
-        raise Wrong(f"missing groups: {', '.join(missing[:5])}", ROWS)
-    extra = [show(group) for group, _ in rows if keys(group) not in expected]
-    if extra:
-        raise Wrong(f"unexpected groups: {', '.join(extra[:5])}", ROWS)
-    for k, g in expected.items():
-        check_number(given[k], g["value"], tol, f"group {show(g[key])}", _percent_scale(fmt))
 
 
 # ---- verdicts ------------------------------------------------------------------------------------------------
@@ -426,17 +199,17 @@ def _plain_word(text: str | None, words: dict[str, str]) -> str | None:
 
 def threshold(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> None:
     """PASS or FAIL, with the value (and, optionally, the threshold and the margin restated)."""
-    answer = _require_dict(answer, "threshold")
+    answer = require_dict(answer, "threshold")
     one_verdict(answer, ("result", "verdict"), ("value", "threshold"))
     restated = {f for f in top_fields(answer) if "threshold" in f and f not in MARGINS | SHORTFALLS | RELATIVE_MARGINS}
     no_second_number(answer, {"result", "verdict", "value", *restated, *MARGINS, *SHORTFALLS, *RELATIVE_MARGINS,
                               *_RATIO}, question)
-    result = _word(_field(answer, "result", "verdict"), VERDICTS, "result", "PASS or FAIL")
+    result = _word(field(answer, "result", "verdict"), VERDICTS, "result", "PASS or FAIL")
     no_other_verdict_in_text(answer, ("result", "verdict"), result, _pass_fail_named)
     if result != gold["result"]:
         raise Wrong(f"result {result}, the gold is {gold['result']}", VERDICT)
-    scale = _percent_scale(fmt)
-    check_number(_field(answer, "value"), gold["value"], tol, "value", scale)
+    scale = percent_scale(fmt)
+    check_number(field(answer, "value"), gold["value"], tol, "value", scale)
     fields = top_fields(answer)
     for name in sorted(restated):  # optional; a restated threshold ("threshold_value" too) must be the asked one
         check_number(fields[name], gold["threshold"], tol, name, scale)
@@ -445,43 +218,20 @@ def threshold(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "")
 
 def trend(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> None:
     """The direction, the total change in percentage points and the peak month."""
-    answer = _require_dict(answer, "trend")
+    answer = require_dict(answer, "trend")
     one_verdict(answer, ("direction",), ("total_change_pct", "peak_period"))
     no_second_number(answer, {"direction", "totalchangepct", "peakperiod", *TREND_FACTS}, question)
-    direction = _word(_field(answer, "direction"), DIRECTIONS, "direction", "increasing, decreasing or flat")
+    direction = _word(field(answer, "direction"), DIRECTIONS, "direction", "increasing, decreasing or flat")
     no_other_verdict_in_text(answer, ("direction",), direction, _directions_named)
     if direction != gold["direction"]:
         raise Wrong(f"direction {direction}, the gold is {gold['direction']}", VERDICT)
-    check_number(_field(answer, "total_change_pct"), gold["total_change_pct"], tol, "total_change_pct", "points")
-    peak = _field(answer, "peak_period")
+    check_number(field(answer, "total_change_pct"), gold["total_change_pct"], tol, "total_change_pct", "points")
+    peak = field(answer, "peak_period")
     if parse_period(peak) != parse_period(gold["peak_period"]):
         raise Wrong(f"peak_period {short(peak)}, the gold is {gold['peak_period']}", VERDICT)
 
 
 _PAIRED = ("group_a", "group_b", "value_a", "value_b")
-
-
-_GROUP_AFFIXES = ("value", "mean", "avg", "average", "total", "metric")
-
-
-def group_namer(keys: Keys, groups: list[Any]) -> Callable[[Any], Any]:
-    """A function giving the compared group a field is named after ("RS", "value_RS", "mean_PR",
-    "south_moravia_avg"), or None."""
-    by_key = {keys(g): g for g in groups}
-    by_name = {field_name(show(g)): g for g in groups if g is not None}
-
-    def named(key: Any) -> Any:
-        if keys(key) in by_key:
-            return by_key[keys(key)]
-        name = field_name(key)
-        for affix in _GROUP_AFFIXES:
-            if name.startswith(affix) and name[len(affix):] in by_name:
-                return by_name[name[len(affix):]]
-            if name.endswith(affix) and name[:-len(affix)] in by_name:
-                return by_name[name[:-len(affix)]]
-        return None
-
-    return named
 
 
 def _one_value(x: Any) -> Any:
@@ -497,7 +247,7 @@ def _two_groups(answer: dict, keys: Keys, gold: dict) -> tuple[list[tuple[Any, A
     or one object of them: {"values": {…}})."""
     fields = top_fields(answer)
     if "groupa" in fields or "groupb" in fields or "valuea" in fields:
-        return [(_field(answer, f"group_{s}"), _field(answer, f"value_{s}")) for s in ("a", "b")], \
+        return [(field(answer, f"group_{s}"), field(answer, f"value_{s}")) for s in ("a", "b")], \
             {field_name(f) for f in _PAIRED}
     group_named = group_namer(keys, [gold["group_a"], gold["group_b"]])
     for key, x in answer.items():
@@ -512,7 +262,7 @@ def _two_groups(answer: dict, keys: Keys, gold: dict) -> tuple[list[tuple[Any, A
 def comparison(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> None:
     """Two groups' values, aligned by group, and which is higher; a restated difference or ratio must follow
     from the two values."""
-    answer = _require_dict(answer, "comparison")
+    answer = require_dict(answer, "comparison")
     keys = Keys([gold["group_a"], gold["group_b"]])
     named = {keys(gold["group_a"]), keys(gold["group_b"])}
 
@@ -533,13 +283,13 @@ def comparison(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = ""
         if keys(group) not in given:
             raise Wrong(f"missing group {show(group)}", ROWS)
         check_number(given[keys(group)], gold[f"value_{side}"], tol, f"value of {show(group)}",
-                     _percent_scale(fmt))
+                     percent_scale(fmt))
         gold_of[keys(group)] = gold[f"value_{side}"]
     first, second = (gold_of[keys(group)] for group, _ in pairs)
-    difference(answer, first, second, _percent_scale(fmt) == "fraction", tol)
-    higher = _field(answer, "higher")
+    difference(answer, first, second, percent_scale(fmt) == "fraction", tol)
+    higher = field(answer, "higher")
     if isinstance(higher, str) and field_name(higher) in ("groupa", "a", "groupb", "b"):
-        higher = _field(answer, f"group_{field_name(higher)[-1]}")  # "higher": "group_a" names its own group_a
+        higher = field(answer, f"group_{field_name(higher)[-1]}")  # "higher": "group_a" names its own group_a
     _no_other_higher_in_text(answer, higher, [gold["group_a"], gold["group_b"]], keys)
     if isinstance(higher, list) and len(higher) > 1:
         raise Wrong(f"hedged answer: 'higher' is a list of {len(higher)} where one group is asked", HEDGED)
@@ -577,7 +327,7 @@ def _boolean(x: Any, what: str) -> bool:
 def significance(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> None:
     """The verdict at the task's alpha, and a p-value within 0.01 that agrees with it; restated groups, means,
     their difference and alpha must be the gold's (means aligned by group)."""
-    answer = _require_dict(answer, "significance")
+    answer = require_dict(answer, "significance")
     own = ("significant", "is_significant")
     asked = ("p_value", "test_name", "group_a", "group_b", "mean_a", "mean_b")
     one_verdict(answer, own, asked)
@@ -585,9 +335,9 @@ def significance(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = 
     no_second_number(answer, {*map(field_name, (*own, *asked, "p", "pvalue", "p_val", "alpha",
                                                 "significance_level")), *TEST_STATISTICS, *DIFFERENCES, *by_group},
                      question)
-    significant = _boolean(_field(answer, *own), "significant")
+    significant = _boolean(field(answer, *own), "significant")
     no_other_verdict_in_text(answer, (*own, "test_name"), json.dumps(significant), _significance_named)
-    p = _field(answer, "p_value", "p", "pvalue", "p_val")
+    p = field(answer, "p_value", "p", "pvalue", "p_val")
     if significant != gold["significant"]:
         raise Wrong(f"significant {json.dumps(significant)}, the gold is {json.dumps(gold['significant'])}", VERDICT)
     check_number(p, gold["p_value"], {"abs_tol": P_VALUE_TOLERANCE}, "p_value", bounds=True)
@@ -614,7 +364,7 @@ def _means_by_group(answer: dict, gold: dict, fmt: dict, tol: dict) -> set[str]:
         held.add(field_name(key))
         if mean_of[keys(group)] is not None:
             try:
-                check_number(x, mean_of[keys(group)], tol, str(key), _percent_scale(fmt))
+                check_number(x, mean_of[keys(group)], tol, str(key), percent_scale(fmt))
             except Wrong as exc:
                 if exc.kind != VALUE:
                     raise
@@ -647,7 +397,7 @@ def _means(answer: dict, gold: dict, fmt: dict, tol: dict) -> None:
             order.reverse()
     mean_of = {keys(gold["group_a"]): gold.get("mean_a"), keys(gold["group_b"]): gold.get("mean_b")}
     means = [mean_of[keys(g)] for g in order]
-    scale = _percent_scale(fmt)
+    scale = percent_scale(fmt)
     for side, mean in zip("ab", means, strict=True):
         if f"mean{side}" in fields and mean is not None:
             try:
