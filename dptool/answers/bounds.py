@@ -16,10 +16,10 @@ _WORDS = "|".join(sorted([
     "at the least", "at the most", "no more", "no less", "no fewer", "not more", "not less", "min", "max", "minimum",
     "maximum", "upwards of", "in excess of", "north of", "south of", "short of", "within", "below or equal",
     # negations
-    "not", "never", "isn't", "isnt", "wasn't", "wasnt", "aren't", "weren't", "neither", "nor", "other", "anything but",
-    "except", "unlike",
+    "not", "never", "isn't", "isnt", "wasn't", "wasnt", "aren't", "weren't", "neither", "nor", "other than",
+    "anything but", "except", "unlike",
     # approximations
-    "about", "around", "approximately", "approx", "roughly", "circa", "ca", "nearly", "almost", "close", "some",
+    "about", "around", "approximately", "approx", "roughly", "circa", "ca", "nearly", "almost", "close to", "some",
     "estimated", "est", "near", "approaching", "on the order", "in the region", "something like", "ballpark",
 ], key=len, reverse=True))
 _SYMBOLS = r"<=|>=|=<|!=|<>|=/=|[<≤≦⩽≥≧⩾≠≈≃≅∼~≲≳≪≫]|(?<![-=])>"
@@ -27,13 +27,15 @@ _SYMBOLS = r"<=|>=|=<|!=|<>|=/=|[<≤≦⩽≥≧⩾≠≈≃≅∼~≲≳≪≫
 _FILLER = (r"(?:\s+(?:than|to|of|equal|equals|quite|exactly|the|a|an|value|is|was|be|or|and|"
            r"czk|kč|kc|eur|usd|gbp|brl|chf|pln|huf|jpy|cny|inr|r\$|us\$))*")
 _BEFORE = re.compile(rf"(?:(?<![a-z'])(?:{_WORDS})\.?{_FILLER}|(?:{_SYMBOLS}))\s*[:=]?\s*$")
-_AFTER = re.compile(r"^(?:\s*[a-zà-ž%$€£¥₹.(),]+){0,2}?\s*(?:"
-                    r"(?:,\s*)?\b(?:or|and)\s+(?:more|less|fewer|above|below|over|under|higher|lower|greater|larger|"
-                    r"smaller|up|down|so|thereabouts|beyond|after|before|later|earlier)\b|"
-                    r"\bat\s+(?:the\s+)?(?:most|least)\b|\b(?:tops|plus|max|maximum|minimum|or\s+more|or\s+less|"
-                    r"give\s+or\s+take|approx|approximately|roughly|estimated|est|ish|(?:lower|upper)\s+bound|bound|floor|"
-                    r"ceiling|cap|minimum|if\s+not\s+(?:more|less|fewer|higher|lower)|(?:maybe|perhaps|possibly)\s+(?:more|less|"
-                    r"fewer|higher|lower))\b|\+(?!\s*\d)|\?|[-\u2010-\u2015]ish\b)")
+_AFTER = re.compile(
+    r"^(?:\s*[a-zà-ž%$€£¥₹.(),]+){0,2}?\s*(?:"
+    r"(?:,\s*)?\b(?:or|and)\s+(?:more|less|fewer|above|below|over|under|higher|lower|greater|larger|smaller|up|"
+    r"down|so|thereabouts|beyond|after|before|later|earlier)\b|"
+    r"\bat\s+(?:the\s+)?(?:most|least)\b|"
+    r"\b(?:tops|plus|max|maximum|minimum|give\s+or\s+take|approx|approximately|roughly|estimated|est|ish|"
+    r"(?:lower|upper)\s+bound|bound|floor|ceiling|cap|if\s+not\s+(?:more|less|fewer|higher|lower)|"
+    r"(?:maybe|perhaps|possibly)\s+(?:more|less|fewer|higher|lower))\b|"
+    r"\+(?!\s*\d)|\?|[-\u2010-\u2015]ish\b)")
 _LOOK = 40  # characters read on each side of the number
 
 
