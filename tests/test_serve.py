@@ -27,10 +27,12 @@ from mcp.client.streamable_http import streamable_http_client
 
 from dptool.bundle import fingerprint
 from dptool.errors import DptoolError
-from dptool.evaluate.environment import Environment, Limits, ServedRun, answered
+from dptool.evaluate.environment import Environment, Limits
 from dptool.evaluate.reference import reference_records
+from dptool.evaluate.run_folder import answered
 from dptool.evaluate.score import load_tasks
 from dptool.evaluate.select import Selection
+from dptool.evaluate.served_run import ServedRun
 from tests.conftest import run_cli
 
 ENV_TOOLS = {"execute_sql", "get_all_models", "get_model_details", "list_metrics", "search_kb", "get_kb_document"}
@@ -401,7 +403,9 @@ def test_tasks_are_handed_out_attempt_by_attempt_and_a_restart_resumes(tiny_bund
         wrong = run.call("submit_answer", {"task_id": "pq_2", "answer": {"value": 1}})
         assert wrong.error and "not the open task (pq_1)" in wrong.text
         assert not run.call("submit_answer", {"task_id": "pq_1", "answer": {"value": 62.25}}).error
-        assert run.call("submit_answer", {"task_id": "pq_1", "answer": 1}).text.startswith("error: no task is open")
+        second = run.call("submit_answer", {"task_id": "pq_1", "answer": 1}).text  # answered once, never twice
+        assert re.fullmatch(rf"error: the answer to pq_1 \(attempt 1\) was already recorded at [\d-]+ [\d:]+ UTC "
+                            rf"\(attempt_id {first['attempt_id']}\); this one is not recorded", second), second
         assert _handed(run)["task_id"] == "pq_2"
     with Environment(tiny_bundle) as env:  # a new server: pq_2's attempt 1 was handed out, never answered
         run = ServedRun(env, tasks, out, epochs=2)

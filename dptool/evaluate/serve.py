@@ -2,15 +2,21 @@
 
 Each MCP tool is a thin call of `ServedRun.call`, which replies and records; a failed call's reply is the MCP
 result `isError` with the same one line. A call the SDK refuses before any tool runs (arguments of the wrong type,
-an unknown tool) is recorded too, by a middleware that sees every `tools/call`.
+an unknown tool) is recorded too, by a middleware that sees every `tools/call`. The middleware also names the
+caller: over HTTP the MCP session (its Mcp-Session-Id header; a request of the stateless revision, which has none,
+is a caller of its own and reaches its attempt by `attempt_id`), over stdio the server process.
 """
 
 from __future__ import annotations
 
 import contextvars
 import json
+import os
 import re
+import signal
+import threading
 import time
+import uuid
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -18,11 +24,14 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from dptool import __version__
-from dptool.evaluate.environment import FLOW, NEXT, SUBMIT, TOOLS, Reply, ServedRun, failed
+from dptool.evaluate.environment import FLOW, NEXT, SUBMIT, TOOLS, Reply, failed
+from dptool.evaluate.served_run import HANDLE, ServedRun
 
 # set by the middleware around each tools/call, flipped by the tool when it runs (the SDK runs a tool in a worker
 # thread with a copy of this context: the list is shared, the flag seen)
 _ran: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar("dptool_tool_ran", default=None)
+# who makes the request, set by the middleware (None: this stdio server's one client)
+_caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("dptool_caller", default=None)
 
 Result = CallToolResult
 Answer = str | float | int | bool | dict | list | None
@@ -36,6 +45,10 @@ def _arg(tool: str, name: str) -> Any:
     return Field(description=spec[name])
 
 
+Handle = Annotated[str | None, Field(description="Optional: the attempt_id next_task gave; the call is recorded in "
+                                                 "that attempt.")]
+
+
 def build_server(run: ServedRun) -> MCPServer:
     """The MCP server of one served run: the environment's tools, next_task, submit_answer and a next_task prompt."""
     server = MCPServer("dptool", title="dptool benchmark", version=__version__, instructions=run.instructions,
@@ -45,35 +58,41 @@ def build_server(run: ServedRun) -> MCPServer:
         flag = _ran.get()
         if flag is not None:
             flag[0] = True
-        reply = run.call(tool, arguments)
+        reply = run.call(tool, arguments, _caller.get())
         # returned, not raised: a raised ToolError reaches the agent behind "Error executing tool …"
         return CallToolResult(content=[TextContent(type="text", text=reply.text)], is_error=reply.error)
 
-    def execute_sql(sql: Annotated[str, _arg("execute_sql", "sql")]) -> Result:
-        return call("execute_sql", {"sql": sql})
+    def with_handle(arguments: dict, attempt_id: str | None) -> dict:
+        return {**arguments, HANDLE: attempt_id} if attempt_id is not None else arguments
 
-    def get_all_models() -> Result:
-        return call("get_all_models", {})
+    def execute_sql(sql: Annotated[str, _arg("execute_sql", "sql")], attempt_id: Handle = None) -> Result:
+        return call("execute_sql", with_handle({"sql": sql}, attempt_id))
 
-    def get_model_details(name: Annotated[str, _arg("get_model_details", "name")]) -> Result:
-        return call("get_model_details", {"name": name})
+    def get_all_models(attempt_id: Handle = None) -> Result:
+        return call("get_all_models", with_handle({}, attempt_id))
 
-    def list_metrics(search: Annotated[str | list[str] | None, _arg("list_metrics", "search")] = None) -> Result:
-        return call("list_metrics", {"search": search})
+    def get_model_details(name: Annotated[str, _arg("get_model_details", "name")],
+                          attempt_id: Handle = None) -> Result:
+        return call("get_model_details", with_handle({"name": name}, attempt_id))
+
+    def list_metrics(search: Annotated[str | list[str] | None, _arg("list_metrics", "search")] = None,
+                     attempt_id: Handle = None) -> Result:
+        return call("list_metrics", with_handle({"search": search}, attempt_id))
 
     def search_kb(query: Annotated[str, _arg("search_kb", "query")],
-                  k: Annotated[int, _arg("search_kb", "k")] = 5) -> Result:
-        return call("search_kb", {"query": query, "k": k})
+                  k: Annotated[int, _arg("search_kb", "k")] = 5, attempt_id: Handle = None) -> Result:
+        return call("search_kb", with_handle({"query": query, "k": k}, attempt_id))
 
-    def get_kb_document(path: Annotated[str, _arg("get_kb_document", "path")]) -> Result:
-        return call("get_kb_document", {"path": path})
+    def get_kb_document(path: Annotated[str, _arg("get_kb_document", "path")], attempt_id: Handle = None) -> Result:
+        return call("get_kb_document", with_handle({"path": path}, attempt_id))
 
     def next_task() -> Result:
         return call(NEXT, {})
 
     def submit_answer(task_id: Annotated[str, _arg(SUBMIT, "task_id")],
-                      answer: Annotated[Answer, _arg(SUBMIT, "answer")]) -> Result:
-        return call(SUBMIT, {"task_id": task_id, "answer": answer})
+                      answer: Annotated[Answer, _arg(SUBMIT, "answer")],
+                      attempt_id: Annotated[str | None, _arg(SUBMIT, HANDLE)] = None) -> Result:
+        return call(SUBMIT, with_handle({"task_id": task_id, "answer": answer}, attempt_id))
 
     for fn in (execute_sql, get_all_models, get_model_details, list_metrics, search_kb, get_kb_document):
         server.add_tool(fn, name=fn.__name__, description=TOOLS[fn.__name__].description, annotations=READ_ONLY,
@@ -85,13 +104,15 @@ def build_server(run: ServedRun) -> MCPServer:
     @server.prompt(name=NEXT, title="Next benchmark task",
                    description="Hands out the next task (as the next_task tool does), with how to work on it.")
     def next_task_prompt() -> str:
-        reply = run.call(NEXT, {})
+        reply = run.call(NEXT, {}, _caller.get())
+        if reply.error:
+            return reply.text
         handed = json.loads(reply.text)
-        if handed.get("done"):
+        if "task_id" not in handed:
             return handed["message"]
         return (f"{run.instructions}\n\nTask {handed['task_id']} (attempt {handed['attempt']} of {handed['epochs']}):"
-                f"\n\n{run.task_prompt(run.open.task)}\n\nWhen you know the answer, call "
-                f"submit_answer(task_id=\"{handed['task_id']}\", answer=...).")
+                f"\n\n{run.task_prompt(run.tasks[handed['task_id']])}\n\nWhen you know the answer, call "
+                f"submit_answer(task_id=\"{handed['task_id']}\", attempt_id=\"{handed[HANDLE]}\", answer=...).")
 
     return server
 
@@ -103,8 +124,15 @@ class _Recorder:
         self.run = run
 
     async def __call__(self, ctx, call_next):
-        if ctx.method != "tools/call":
-            return await call_next(ctx)
+        caller = _caller.set(_caller_of(ctx))
+        try:
+            if ctx.method != "tools/call":
+                return await call_next(ctx)
+            return await self._tool_call(ctx, call_next)
+        finally:
+            _caller.reset(caller)
+
+    async def _tool_call(self, ctx, call_next):
         ran = [False]
         token = _ran.set(ran)
         start = time.monotonic()
@@ -128,7 +156,17 @@ class _Recorder:
 
     def _record(self, params: Any, reply: Reply, start: float) -> None:
         params = params if isinstance(params, dict) else {}
-        self.run.record(str(params.get("name")), params.get("arguments"), reply, time.monotonic() - start)
+        self.run.record(str(params.get("name")), params.get("arguments"), reply, time.monotonic() - start,
+                        _caller.get())
+
+
+def _caller_of(ctx) -> str | None:
+    """Who makes a request: its MCP session over HTTP; None over stdio (the server process's one client)."""
+    headers = getattr(getattr(ctx, "request", None), "headers", None)
+    if headers is None:
+        return None
+    session = headers.get("mcp-session-id")
+    return f"http:{session}" if session else f"http-request:{uuid.uuid4().hex}"
 
 
 def _reply_of(result: Any) -> Reply:
@@ -140,7 +178,13 @@ def _reply_of(result: Any) -> Reply:
 def serve(run: ServedRun, *, http: bool = False, host: str = "127.0.0.1", port: int = 8000) -> None:
     """Serve over stdio (until the client closes it) or streamable HTTP at http://HOST:PORT/mcp (until interrupted)."""
     server = build_server(run)
+    run.on_stale = _stop_soon
     if http:
         server.run("streamable-http", host=host, port=port)
     else:
         server.run("stdio")
+
+
+def _stop_soon(_why: str) -> None:
+    """Stop the server once the reply that says why has gone out: as Ctrl-C would (the CLI then says why)."""
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
