@@ -58,8 +58,8 @@ def serve_command(bundle, http, host, port, out, task_id, epochs, model, sql_tim
     """
     from dptool.bundle import fingerprint, short
     from dptool.evaluate.environment import Environment, Limits
-    from dptool.evaluate.served_run import ServedRun
     from dptool.evaluate.score import load_tasks
+    from dptool.evaluate.served_run import ServedRun
 
     try:
         from dptool.evaluate.serve import serve

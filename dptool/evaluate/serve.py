@@ -10,6 +10,7 @@ is a caller of its own and reaches its attempt by `attempt_id`), over stdio the 
 from __future__ import annotations
 
 import contextvars
+import io
 import json
 import os
 import re
@@ -19,13 +20,17 @@ import time
 import uuid
 from typing import Annotated, Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from dptool import __version__
 from dptool.evaluate.environment import FLOW, NEXT, SUBMIT, TOOLS, Reply, failed
 from dptool.evaluate.served_run import HANDLE, ServedRun
+from dptool.evaluate.stdio_screen import REFUSED, ScreenedLines
 
 # set by the middleware around each tools/call, flipped by the tool when it runs (the SDK runs a tool in a worker
 # thread with a copy of this context: the list is shared, the flag seen)
@@ -126,6 +131,11 @@ class _Recorder:
     async def __call__(self, ctx, call_next):
         caller = _caller.set(_caller_of(ctx))
         try:
+            if ctx.method == REFUSED:  # a request the SDK could not read (see stdio_screen): answered, recorded
+                reason = str((ctx.params or {}).get("reason"))
+                self.run.record(str((ctx.params or {}).get("tool") or "(unreadable request)"), None,
+                                failed(reason), 0.0, _caller.get())
+                raise MCPError(INVALID_PARAMS, reason)
             if ctx.method != "tools/call":
                 return await call_next(ctx)
             return await self._tool_call(ctx, call_next)
@@ -182,7 +192,16 @@ def serve(run: ServedRun, *, http: bool = False, host: str = "127.0.0.1", port: 
     if http:
         server.run("streamable-http", host=host, port=port)
     else:
-        server.run("stdio")
+        anyio.run(_serve_stdio, server)
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """MCPServer.run("stdio"), reading stdin through the screen (the SDK takes no reader of its own otherwise)."""
+    lines = anyio.wrap_file(io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8",
+                                             errors="replace"))
+    async with stdio_server(stdin=ScreenedLines(lines)) as (read, write):
+        lowlevel = server._lowlevel_server  # noqa: SLF001 - what run_stdio_async runs, given our reader
+        await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
 
 def _stop_soon(_why: str) -> None:
