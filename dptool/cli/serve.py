@@ -62,7 +62,7 @@ def serve_command(bundle, http, host, port, out, task_id, epochs, model, sql_tim
     from dptool.evaluate.served_run import ServedRun
 
     try:
-        from dptool.evaluate.serve import serve
+        from dptool.evaluate.serve import serve, stopped
     except ImportError as exc:  # a broken or foreign `mcp` package
         raise DptoolError(f"dptool serve needs the mcp package 2.x ({exc}); pip install 'mcp>=2.3,<3'") from None
     tasks = selection.apply(load_tasks(bundle))
@@ -87,8 +87,7 @@ def serve_command(bundle, http, host, port, out, task_id, epochs, model, sql_tim
         finally:
             run.close()
         if run.stale:
-            raise DptoolError(f"{bundle}: {run.stale.split(';')[0]}; the server stopped ({run.progress()}); the "
-                              f"run in {out} stays as it was")
+            raise DptoolError(stopped(run))
         click.echo(f"dptool serve: stopped; {run.progress()}; score it with: "
                    f"{shlex.join(['dptool', 'score', bundle, str(out), *selection_flags(selection)])}", err=True)
 

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import signal
+import sys
 import threading
 import time
 import uuid
@@ -188,7 +189,7 @@ def _reply_of(result: Any) -> Reply:
 def serve(run: ServedRun, *, http: bool = False, host: str = "127.0.0.1", port: int = 8000) -> None:
     """Serve over stdio (until the client closes it) or streamable HTTP at http://HOST:PORT/mcp (until interrupted)."""
     server = build_server(run)
-    run.on_stale = _stop_soon
+    run.on_stale = _interrupt_soon if http else (lambda _: _exit_soon(run))
     if http:
         server.run("streamable-http", host=host, port=port)
     else:
@@ -204,6 +205,27 @@ async def _serve_stdio(server: MCPServer) -> None:
         await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
 
-def _stop_soon(_why: str) -> None:
-    """Stop the server once the reply that says why has gone out: as Ctrl-C would (the CLI then says why)."""
+def stopped(run: ServedRun) -> str:
+    """The line that says why a server stopped on a bundle replaced under it (for its user, not its agent)."""
+    return (f"{run.env.bundle}: {(run.stale or '').split(';')[0]}; the server stopped ({run.progress()}); the run "
+            f"in {run.out} stays as it was")
+
+
+def _interrupt_soon(_why: str) -> None:
+    """Stop the HTTP server once the reply that says why has gone out, as Ctrl-C would (the CLI then says why)."""
     threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+
+
+def _exit_soon(run: ServedRun) -> None:
+    """Stop the stdio server once the reply that says why has gone out. Not by Ctrl-C: the SDK's stdin reader
+    blocks in a thread until the client closes stdin. Every record is complete by then (each is written under
+    the folder's lock before its reply), so the process ends here, its SQL workers stopped."""
+
+    def end() -> None:
+        sys.stderr.write(f"error: {stopped(run)}\n")
+        sys.stderr.flush()
+        run.close()
+        run.env.close()
+        os._exit(1)
+
+    threading.Timer(0.3, end).start()
