@@ -38,7 +38,7 @@ from tests.served import tiny_bundle as make_tiny_bundle
 
 ENV_TOOLS = {"execute_sql", "get_all_models", "get_model_details", "list_metrics", "search_kb", "get_kb_document"}
 FLOW_TOOLS = {"next_task", "submit_answer"}
-HANDED_OUT = {"task_id", "attempt", "epochs", "question", "answer_format", "remaining", "note"}
+HANDED_OUT = {"task_id", "attempt", "attempt_id", "epochs", "question", "answer_format", "remaining", "note"}
 SECRET_KEYS = ("gold_sql", "base_sql", "rule_ids", "rules_in_force", "rule_scope", "withdrawn_rule", "tolerance",
                "dbt_node", '"spec"', '"gold"', '"base"')
 SAMPLE = 20
@@ -303,8 +303,8 @@ def test_hostile_sql_and_kb_paths_are_refused_in_one_line(bundle, tmp_path):
         assert result.is_error and text.startswith("error: ") and "\n" not in text, (tool, given, text)
     assert not Path("/tmp/dptool_serve_pwned.csv").exists() and not Path("/tmp/dptool_serve_other.duckdb").exists()
     assert not after.is_error and text_of(after).startswith("n\n")  # the server and its warehouse are unharmed
-    transcript = json.loads(next((tmp_path / "run" / "transcripts").glob("*.json")).read_text(encoding="utf-8"))
-    calls = transcript["calls"]
+    log, = (tmp_path / "run" / "transcripts").glob("*.calls.jsonl")  # the open attempt's calls, appended one by one
+    calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert len(calls) == 1 + len(replies) + 1  # every call, the ones the SDK refused too
     assert [c["tool"] for c in calls][-3:] == ["execute_sql", "nope", "execute_sql"]
     assert sum(1 for c in calls if c["tool"] == "execute_sql" and c["error"]) == len(HOSTILE_SQL) + 1
