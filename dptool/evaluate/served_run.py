@@ -130,9 +130,14 @@ class ServedRun:
                     self._append(ledger, claim, tool, arguments, reply, time.monotonic() - start)
                 elif not (tool == SUBMIT and not reply.error):  # a recorded answer is in its transcript already
                     self._outside(tool, arguments, reply, time.monotonic() - start, claim)
+                fresh = tool == NEXT and claim is not None
+            if fresh:  # the attempt's SQL worker starts while the agent reads the task
+                with self.pool.use(claim.id, self.tasks[claim.task_id].get("domain")):
+                    pass
             return reply
         with self.folder.locked() as ledger:
             claim = self._resolve(ledger, caller, handle)
+            over = isinstance(claim, Claim) and ledger.is_answered(claim)
         if isinstance(claim, Reply):
             reply, claim = claim, None
         else:
@@ -140,6 +145,8 @@ class ServedRun:
             with self.pool.use(claim.id if claim else None, domain) as env:
                 reply = env.call(tool, {k: v for k, v in args.items() if k != HANDLE}
                                  if isinstance(arguments, dict) else arguments)
+            if over:  # a call by the handle of an answered attempt: its environment is not kept for it
+                self.pool.release(claim.id)
         self._record_in(tool, arguments, reply, time.monotonic() - start, claim)
         return reply
 
