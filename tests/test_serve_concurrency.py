@@ -60,6 +60,8 @@ def test_parallel_calls_through_a_server_per_call_all_land_and_an_attempt_is_ans
 
     async def scenario():
         handed = json.loads((await one_call(bundle, out, "next_task", {}))[0])
+        again = json.loads((await one_call(bundle, out, "next_task", {}))[0])  # its server is gone: it goes on
+        assert (again["attempt_id"], again["task_id"]) == (handed["attempt_id"], "pq_1") and "before" in again["note"]
         queries = await gather(*[lambda sql=sql: one_call(bundle, out, "execute_sql", {"sql": sql}) for sql in sqls])
         submits = await gather(
             lambda: one_call(bundle, out, "submit_answer", {"task_id": "pq_1", "answer": {"value": 62.25},
@@ -81,7 +83,7 @@ def test_parallel_calls_through_a_server_per_call_all_land_and_an_attempt_is_ans
     assert (answer["task_id"], answer["attempt"], answer["answer"], answer["tool_calls"]) == ("pq_1", 1, winner, 3)
     transcript = json.loads((out / answer["transcript"]).read_text(encoding="utf-8"))
     tools = [c["tool"] for c in transcript["calls"]]
-    assert tools == ["next_task", "execute_sql", "execute_sql", "execute_sql", "submit_answer"], tools
+    assert tools == ["next_task", "next_task", "execute_sql", "execute_sql", "execute_sql", "submit_answer"], tools
     assert {c["arguments"]["sql"] for c in transcript["calls"] if c["tool"] == "execute_sql"} == set(sqls)
     assert transcript["finished"] is True and transcript["answer"] == winner
     assert transcript["calls"][-1]["arguments"]["answer"] == winner
@@ -334,3 +336,37 @@ def test_a_bundle_replaced_under_a_running_server_stops_it_in_one_line(tmp_path)
             stderr, stderr
         transcript = lines(out / "transcripts" / "pq_1-1.calls.jsonl")
         assert [c["tool"] for c in transcript] == ["next_task", "execute_sql"]
+
+
+def test_a_bundle_replaced_under_an_http_server_stops_it_in_one_line(tmp_path):
+    bundle, port = tiny_bundle(tmp_path), _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", "serve", str(bundle), "--http", "--port", str(port),
+                             "--out", str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+                time.sleep(0.2)
+
+        async def session():
+            async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write), \
+                    ClientSession(read, write) as s:
+                await s.initialize()
+                await s.call_tool("next_task", {})
+                (bundle / "tasks.jsonl").write_text("{}\n", encoding="utf-8")
+                return await s.call_tool("execute_sql", {"sql": "SELECT 1 AS x"})
+
+        result = anyio.run(session)
+        assert result.is_error and text_of(result).startswith("error: the bundle's tasks.jsonl changed on disk")
+        _, stderr = proc.communicate(timeout=30)  # it stops by itself
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1 and stderr.strip().splitlines()[-1].startswith(f"error: {bundle}: the bundle's "
+                                                                                "tasks.jsonl changed"), stderr
