@@ -79,9 +79,14 @@ class EnvironmentPool:
         """The attempt is over: its environment is free for the next one."""
         with self._cond:
             env = self._bound.pop(key, None)
-            if env is not None:
-                self._free.append(env)
-                self._cond.notify_all()
+            if env is None or self._busy.get(id(env)):
+                if env is not None:  # a call of it still runs: it stays bound until evicted
+                    self._bound[key] = env
+                return
+        env.new_session()  # the next attempt's SQL worker starts now, not at its first query
+        with self._cond:
+            self._free.append(env)
+            self._cond.notify_all()
 
     def close(self) -> None:
         """Stop every environment made here (the base one is its owner's to close)."""

@@ -30,7 +30,7 @@ from pydantic import Field
 
 from dptool import __version__
 from dptool.evaluate.environment import FLOW, NEXT, SUBMIT, TOOLS, Reply, failed
-from dptool.evaluate.served_run import HANDLE, ServedRun
+from dptool.evaluate.served_run import HANDLE, HTTP_SESSION, ServedRun
 from dptool.evaluate.stdio_screen import REFUSED, ScreenedLines
 
 # set by the middleware around each tools/call, flipped by the tool when it runs (the SDK runs a tool in a worker
@@ -177,7 +177,7 @@ def _caller_of(ctx) -> str | None:
     if headers is None:
         return None
     session = headers.get("mcp-session-id")
-    return f"http:{session}" if session else f"http-request:{uuid.uuid4().hex}"
+    return f"{HTTP_SESSION}{session}" if session else f"http-request:{uuid.uuid4().hex}"
 
 
 def _reply_of(result: Any) -> Reply:

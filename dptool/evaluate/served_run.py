@@ -3,8 +3,9 @@
 `next_task` hands out an attempt (a task's id, question and answer format, and the attempt's handle `attempt_id`);
 `submit_answer(task_id, answer, attempt_id)` takes its answer. Every tool takes `attempt_id` optionally: a call is
 recorded into the attempt it names; without it, into the caller's open attempt (the caller: one MCP session over
-HTTP, one server process over stdio), else into the folder's single open attempt when there is exactly one (a
-stdio server per tool call), else into transcripts/outside-tasks.jsonl.
+HTTP, one server process over stdio), else (not for an MCP session, whose calls are its own) into the folder's
+single open attempt when there is exactly one (a stdio server per tool call), else into
+transcripts/outside-tasks.jsonl.
 
 The run folder (dptool.evaluate.run_folder) is the only state: an attempt is claimed under the folder's lock and
 handed out once, answered once (a second answer is refused, naming the first), and each call is appended to its
@@ -56,6 +57,7 @@ from dptool.evaluate.run_folder import (
 
 MAX_ANSWER_CHARS = 100_000
 HANDLE = "attempt_id"
+HTTP_SESSION = "http:"  # the caller of an MCP session over HTTP: http:<its Mcp-Session-Id>
 
 
 def _when(at: float) -> str:
@@ -134,6 +136,8 @@ class ServedRun:
             if fresh:  # the attempt's SQL worker starts while the agent reads the task
                 with self.pool.use(claim.id, self.tasks[claim.task_id].get("domain")):
                     pass
+            elif tool == SUBMIT and claim is not None and not reply.error:  # answered: its environment is free
+                self.pool.release(claim.id)
             return reply
         with self.folder.locked() as ledger:
             claim = self._resolve(ledger, caller, handle)
@@ -213,8 +217,8 @@ class ServedRun:
                 return failed(f"no attempt of this run has the attempt_id {str(handle)[:40]!r}; next_task gives one")
             return claim
         mine = self._open_of(ledger, caller)
-        if mine is not None:
-            return mine
+        if mine is not None or caller.startswith(HTTP_SESSION):
+            return mine  # an MCP session is known by its id: another agent's attempt is never its
         every = [c for c in ledger.open_claims() if self._mine(c)]
         return every[0] if len(every) == 1 else None
 
@@ -334,7 +338,6 @@ class ServedRun:
             f.flush()
             os.fsync(f.fileno())
         ledger.add({"event": "answer", "id": claim.id, "at": round(now, 3)})
-        self.pool.release(claim.id)
 
     def progress(self) -> str:
         """One line for the person who started the server."""
