@@ -158,6 +158,8 @@ def test_four_agents_over_http_share_one_server_each_with_its_own_tasks(tmp_path
             async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write), \
                     ClientSession(read, write) as s:
                 await s.initialize()
+                await anyio.sleep(0.2 * int(name[1:]))  # while another agent's task is open: never recorded there
+                assert not (await s.call_tool("get_all_models", {})).is_error
                 while True:
                     handed = json.loads(text_of(await s.call_tool("next_task", {})))
                     if handed.get("done"):
@@ -188,9 +190,11 @@ def test_four_agents_over_http_share_one_server_each_with_its_own_tasks(tmp_path
             calls = transcript["calls"]
             assert [c["tool"] for c in calls] == ["next_task", "execute_sql", "search_kb", "submit_answer"]
             assert calls[1]["reply"] == f"agent | n\n{name} | 10\n(1 row)", calls[1]
-    # outside every attempt: only the next_task calls that found nothing free, or nothing left
+    # outside every attempt: each agent's first call, and the next_task calls that found nothing free or left
     outside = lines(out / "transcripts" / "outside-tasks.jsonl")
-    assert {c["tool"] for c in outside} == {"next_task"} and sum('"done": true' in c["reply"] for c in outside) == 4
+    assert {c["tool"] for c in outside} == {"next_task", "get_all_models"}
+    assert sum('"done": true' in c["reply"] for c in outside) == 4
+    assert sum(c["tool"] == "get_all_models" for c in outside) == 4
     holders = {e["holder"] for e in lines(out / "transcripts" / "attempts.jsonl") if e["event"] == "claim"}
     assert len(holders) == 4 and all(h.startswith("http:") for h in holders), holders  # one per MCP session
 
