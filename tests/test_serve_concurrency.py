@@ -22,7 +22,10 @@ from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from dptool.evaluate.environment import Environment
 from dptool.evaluate.run_folder import OVERSIZED
+from dptool.evaluate.score import load_tasks
+from dptool.evaluate.served_run import ServedRun
 from tests.served import serve_params, text_of, tiny_bundle
 
 ALREADY = re.compile(r"error: the answer to pq_1 \(attempt 1\) was already recorded at [\d-]+ [\d:]+ UTC "
@@ -374,3 +377,24 @@ def test_a_bundle_replaced_under_an_http_server_stops_it_in_one_line(tmp_path):
             proc.communicate()
     assert proc.returncode == 1 and stderr.strip().splitlines()[-1].startswith(f"error: {bundle}: the bundle's "
                                                                                 "tasks.jsonl changed"), stderr
+
+
+def test_a_ledger_line_cut_by_a_kill_is_no_event_and_the_run_goes_on(tmp_path):
+    bundle, out = tiny_bundle(tmp_path), tmp_path / "run"
+    tasks = load_tasks(bundle)
+    with Environment(bundle) as env:
+        run = ServedRun(env, tasks, out)
+        first = json.loads(run.call("next_task", {}).text)
+        assert not run.call("submit_answer", {"task_id": first["task_id"], "answer": 1}).error
+        ledger = out / "transcripts" / "attempts.jsonl"
+        with open(ledger, "ab") as f:
+            f.write(b'{"event": "claim", "id": "cut", "task_id": "pq_2", "att')  # a server killed mid-line
+        run = ServedRun(env, tasks, out)  # a server started again
+        second = json.loads(run.call("next_task", {}).text)
+        assert second["task_id"] == "pq_2" and "note" not in second
+        assert not run.call("submit_answer", {"task_id": "pq_2", "answer": 2, "attempt_id": second["attempt_id"]}).error
+        run.close()
+    events = ledger.read_text(encoding="utf-8").splitlines()
+    assert events[2].startswith('{"event": "claim", "id": "cut"') and all(json.loads(e) for e in events[3:])
+    assert [e["event"] for e in map(json.loads, events[:2] + events[3:])] == ["claim", "answer", "claim", "answer"]
+    assert sorted(r["task_id"] for r in lines(out / "answers.jsonl")) == ["pq_1", "pq_2"]

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,14 +34,17 @@ OVERSIZED = 64 * 1024  # characters of one argument or reply kept whole in a cal
 
 def answered(answers: Path) -> set[tuple[str, int]]:
     """The (task_id, attempt) pairs an answers file holds; a line cut by an interruption does not count."""
+    return _pairs(answers.read_text(encoding="utf-8", errors="replace")) if answers.is_file() else set()
+
+
+def _pairs(text: str) -> set[tuple[str, int]]:
     done = set()
-    if answers.is_file():
-        for line in answers.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                record = json.loads(line)
-                done.add((record["task_id"], int(record.get("attempt", 1))))
-            except (ValueError, KeyError, TypeError, AttributeError):
-                continue
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+            done.add((record["task_id"], int(record.get("attempt", 1))))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
     return done
 
 
@@ -141,20 +145,56 @@ class Claim:
 
 
 class Ledger:
-    """The attempts of the run as the folder holds them, read under the folder's lock; `add` appends an event."""
+    """The attempts of the run as the folder holds them: `refresh` (under the folder's lock) reads what was appended
+    to the ledger and to answers.jsonl since the last time, by any process; `add` appends an event. Both files only
+    grow, so a long run costs each call only its own new lines."""
 
-    def __init__(self, folder: RunFolder, file):
+    def __init__(self, folder: RunFolder):
         self.folder = folder
-        self._file = file
+        self._file = None
+        self._reset()
+        self.answered: set[tuple[str, int]] = set()
+        self._answers_at: tuple[int | None, int] = (None, 0)  # (inode, bytes read) of answers.jsonl
+
+    def _reset(self) -> None:
         self.claims: dict[str, Claim] = {}
         self.by_pair: dict[tuple[str, int], Claim] = {}
-        file.seek(0)
-        for line in file.read().decode("utf-8", "replace").splitlines():
+        self._at: tuple[int | None, int] = (None, 0)  # (inode, bytes read) of the ledger
+        self._cut = False
+
+    def refresh(self, file) -> Ledger:
+        self._file = file
+        st = os.fstat(file.fileno())
+        if st.st_ino != self._at[0] or st.st_size < self._at[1]:  # another file in its place: read it whole
+            self._reset()
+        file.seek(self._at[1])
+        data = file.read()
+        whole = data.rfind(b"\n") + 1
+        for line in data[:whole].decode("utf-8", "replace").splitlines():
             try:
                 self._apply(json.loads(line))
             except (ValueError, KeyError, TypeError, AttributeError):
                 continue  # a line cut by a kill: the event did not happen
-        self.answered = answered(folder.answers)
+        self._at = (st.st_ino, self._at[1] + whole)
+        self._cut = whole < len(data)
+        self._read_answers()
+        return self
+
+    def _read_answers(self) -> None:
+        try:
+            st = os.stat(self.folder.answers)
+        except OSError:
+            self.answered, self._answers_at = set(), (None, 0)
+            return
+        inode, done = self._answers_at
+        if st.st_ino != inode or st.st_size < done:
+            self.answered, done = set(), 0
+        with open(self.folder.answers, "rb") as f:
+            f.seek(done)
+            data = f.read()
+        whole = data.rfind(b"\n") + 1
+        self.answered |= _pairs(data[:whole].decode("utf-8", "replace"))
+        self._answers_at = (st.st_ino, done + whole)
 
     def _apply(self, event: dict) -> None:
         kind = event["event"]
@@ -171,9 +211,13 @@ class Ledger:
 
     def add(self, event: dict) -> None:
         line = json_line(event).encode("utf-8")
+        if self._cut:  # a line cut by a killed writer: ours starts a line of its own
+            line = b"\n" + line
+            self._cut = False
         self._file.write(line)
         self._file.flush()
-        self._apply(json.loads(line))
+        self._at = (self._at[0], self._file.tell())
+        self._apply(event)
 
     def is_answered(self, claim: Claim) -> bool:
         return claim.answered_at is not None or (claim.task_id, claim.attempt) in self.answered
@@ -190,14 +234,16 @@ class RunFolder:
         self.transcripts = out / "transcripts"
         self.transcripts.mkdir(exist_ok=True)
         self.answers = out / "answers.jsonl"
+        self._ledger = Ledger(self)
+        self._threads = threading.Lock()  # the cached ledger is one per process: one thread reads it at a time
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[Ledger]:
         """The ledger, read holding the folder's lock, which is kept until the block ends."""
-        with open(self.transcripts / LEDGER, "a+b") as f:
+        with self._threads, open(self.transcripts / LEDGER, "a+b") as f:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX)
             try:
-                yield Ledger(self, f)
+                yield self._ledger.refresh(f)
             finally:
                 fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
