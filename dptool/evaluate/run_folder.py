@@ -54,17 +54,21 @@ def write_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600: the file is the user's to share, as any other
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600: the file is the user's to share, as any other
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def _umask() -> int:
-    mask = os.umask(0)
+def _umask_at_import() -> int:
+    # read once, while the module is imported: os.umask reads only by setting, a race once threads write files
+    mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+_UMASK = _umask_at_import()
 
 
 def prepare_run_folder(out: Path, settings: dict) -> None:
