@@ -398,3 +398,7 @@ def test_a_ledger_line_cut_by_a_kill_is_no_event_and_the_run_goes_on(tmp_path):
     assert events[2].startswith('{"event": "claim", "id": "cut"') and all(json.loads(e) for e in events[3:])
     assert [e["event"] for e in map(json.loads, events[:2] + events[3:])] == ["claim", "answer", "claim", "answer"]
     assert sorted(r["task_id"] for r in lines(out / "answers.jsonl")) == ["pq_1", "pq_2"]
+    mask = os.umask(0o022)
+    os.umask(mask)
+    for name in ("run.json", "answers.jsonl", "transcripts/pq_1-1.json", "transcripts/attempts.jsonl"):
+        assert (out / name).stat().st_mode & 0o777 == 0o666 & ~mask, name  # the user's umask, never private
