@@ -402,3 +402,23 @@ def test_a_ledger_line_cut_by_a_kill_is_no_event_and_the_run_goes_on(tmp_path):
     os.umask(mask)
     for name in ("run.json", "answers.jsonl", "transcripts/pq_1-1.json", "transcripts/attempts.jsonl"):
         assert (out / name).stat().st_mode & 0o777 == 0o666 & ~mask, name  # the user's umask, never private
+
+
+def test_the_next_task_prompt_hands_out_an_attempt_with_its_handle(tmp_path):
+    bundle, out = tiny_bundle(tmp_path), tmp_path / "run"
+
+    async def session():
+        async with stdio_client(serve_params(bundle, out)) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            prompt = await s.get_prompt("next_task")
+            text = prompt.messages[0].content.text
+            handle = re.search(r'attempt_id="([0-9a-f]{10})"', text).group(1)
+            reply = await s.call_tool("submit_answer", {"task_id": "pq_1", "answer": 1, "attempt_id": handle})
+            return text, handle, reply
+
+    text, handle, reply = anyio.run(session)
+    assert "Task pq_1 (attempt 1 of 1)" in text and "What was revenue number 1?" in text
+    assert not reply.is_error, text_of(reply)
+    transcript = json.loads((out / "transcripts" / "pq_1-1.json").read_text(encoding="utf-8"))
+    assert transcript["attempt_id"] == handle and [c["tool"] for c in transcript["calls"]] == ["next_task",
+                                                                                              "submit_answer"]
