@@ -422,3 +422,23 @@ def test_the_next_task_prompt_hands_out_an_attempt_with_its_handle(tmp_path):
     transcript = json.loads((out / "transcripts" / "pq_1-1.json").read_text(encoding="utf-8"))
     assert transcript["attempt_id"] == handle and [c["tool"] for c in transcript["calls"]] == ["next_task",
                                                                                               "submit_answer"]
+
+
+def test_open_attempts_past_the_bound_share_environments_and_every_call_still_lands(tmp_path):
+    bundle, out = tiny_bundle(tmp_path, n=3), tmp_path / "run"
+    with Environment(bundle) as env:
+        run = ServedRun(env, load_tasks(bundle), out, max_environments=2)
+        callers = ["http:a", "http:b", "http:c"]  # three MCP sessions, each with its task open at once
+        handed = {c: json.loads(run.call("next_task", {}, c).text) for c in callers}
+        for round_ in range(2):
+            for c in callers:
+                reply = run.call("execute_sql", {"sql": f"SELECT '{c}' AS who, {round_} AS r"}, c)
+                assert reply.text == f"who | r\n{c} | {round_}\n(1 row)", reply.text
+        assert run.pool.live == 2
+        for c in callers:
+            assert not run.call("submit_answer", {"task_id": handed[c]["task_id"], "answer": c}, c).error
+        run.close()
+    for c in callers:
+        transcript = json.loads((out / "transcripts" / f"{handed[c]['task_id']}-1.json").read_text(encoding="utf-8"))
+        assert [call["arguments"]["sql"] for call in transcript["calls"] if call["tool"] == "execute_sql"] == [
+            f"SELECT '{c}' AS who, {r} AS r" for r in range(2)]

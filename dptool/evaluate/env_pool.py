@@ -30,6 +30,11 @@ class EnvironmentPool:
         self._made = 1
         self._cond = threading.Condition()
 
+    @property
+    def live(self) -> int:
+        """How many environments there are (the base one included)."""
+        return self._made
+
     @contextlib.contextmanager
     def use(self, key: str | None, domain: str | None) -> Iterator[Environment]:
         """The environment of attempt `key`, reading the kb of `domain`, held for one call."""
