@@ -363,7 +363,7 @@ def write_models(project: DbtProject, candidates: list[Candidate], catalog: Cata
                 kept.append(entries.pop(task_id))  # popped: a model two other bundles share is kept once
     write_properties(project, candidates, catalog, questions, kept=sorted(kept, key=lambda e: e["name"]))
     if out is not None:
-        write_list(folder, [str(out), *bundles])
+        write_list(folder, [str(out), *bundles], project.project_dir)
     return written
 
 
