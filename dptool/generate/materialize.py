@@ -66,7 +66,9 @@ def model_sql(c: Candidate, catalog: Catalog | None = None) -> str:
     """
     config = ("{{ config(" + ENABLED + "materialized='table', schema='" + GOLD_SCHEMA + "', tags=['" + GOLD_TAG
               + "'], group='" + GOLD_GROUP + "', docs={'show': false}) }}\n")
-    return HEADER + config + gold_call(c, catalog) + "\n" + lineage_sql(c.metric, applied_rules(c))
+    # a rule that cannot run while dbt parses stays out of the lineage: the project must still parse
+    rules = [r for r in applied_rules(c) if catalog is None or r not in catalog.rules or catalog.rules[r].parses]
+    return HEADER + config + gold_call(c, catalog) + "\n" + lineage_sql(c.metric, rules)
 
 
 def compile_text(c: Candidate, catalog: Catalog | None = None) -> str:
