@@ -7,6 +7,7 @@ that nothing is downloaded; dptool itself is only the wheel's, under the venv's 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -69,5 +70,8 @@ def test_the_wheel_installs_and_runs_a_project_from_site_packages(tmp_path):
     _run([str(venv / "bin" / "dptool"), "generate", "--project-dir", str(root), "--out", str(out), *GENERATE_ARGS],
          env)
     assert (out / "tasks.jsonl").read_text(encoding="utf-8").count("\n") >= 8
+    # the list of bundles beside the gold models names them relative to the project, not by this machine's path
+    listed = json.loads((root / "models" / "dptool_gold" / "dptool_bundles.json").read_text(encoding="utf-8"))
+    assert listed["bundles"] == ["bundle"]
     # the user's project still parses with the models generate wrote
     _run([str(python), "-c", DBT, "parse", "--project-dir", str(root), "--profiles-dir", str(root)], env, cwd=root)
