@@ -313,7 +313,8 @@ def _patterns(path: Path) -> set[str]:
 def _gitignore_change(root: Path) -> Change:
     """Ignore what dptool writes, in the .gitignore of the git root (the project's own folder outside git), with
     paths relative to it: one `git add .` must not commit a copy of the data."""
-    top = git_root(root) or root
+    repo = git_root(root)
+    top = repo or root
     prefix = root.relative_to(top).as_posix() if top != root else ""
     path = top / ".gitignore"
     rel = Path(os.path.relpath(path, root)).as_posix()
@@ -321,7 +322,7 @@ def _gitignore_change(root: Path) -> Change:
     have = _patterns(path) | {f"{prefix}/{p}" if prefix else p for p in _patterns(root / ".gitignore")}
     wanted = [(g, f"{prefix}/{g}" if prefix else g) for g in IGNORED]
     missing = [(g, p) for g, p in wanted if p.rstrip("/") not in have]
-    where = f" (the git root{'' if top == root else ' ' + str(top)})" if git_root(root) else " (no git repo yet)"
+    where = f" (the git root{'' if top == root else ' ' + str(top)})" if repo else " (no git repo yet)"
     if not missing:
         return Change(rel, "ok", "ignores what dptool writes: " + ", ".join(IGNORED))
     # anchored: `/bundle/` is the project's bundle, not any folder of that name
