@@ -1,0 +1,341 @@
+"""Reading what a user hands `dptool score` and `compare`: an answers file (JSONL), or a run folder (its answers.jsonl
+and run.json). Every such file is hostile until read: nothing in it may crash the reader, and no count or size in
+it decides what is allocated.
+
+- A byte order mark says the encoding: UTF-8, UTF-16 or UTF-32 (what PowerShell's `>` writes) are read; a file of
+  NUL bytes without one is refused in one line naming UTF-16.
+- An attempt is a whole number from 1 to the most a run may hold (dptool.evaluate.limits.EPOCHS); 1.0 is 1.
+- An answer over dptool.answers' size limit is not kept: it is recorded by its size and sha256 (`Oversized`), and
+  its line is skimmed, never parsed whole; a line over LINE_BYTES is not read at all (its size and digest said).
+- Text no UTF-8 file can hold (a lone surrogate such as "\\ud800", which JSON's escapes can spell) is no task id,
+  and makes an answer malformed: it is scored wrong and said so, never written back as it is.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import io
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from dptool.answers import DuplicateKeys, Malformed, read_json
+from dptool.answers.parse import MAX_ANSWER_BYTES
+from dptool.errors import DptoolError
+from dptool.evaluate import limits
+
+STATS = ("seconds", "tool_calls", "sql_errors", "prompt_tokens", "completion_tokens")  # of one attempt, where known
+LINE_BYTES = 128 * 1_000_000  # a longer line is not read: its size and digest are all that is said of it
+RUN_JSON_BYTES = 1_000_000  # run.json holds a run's settings: a few hundred bytes
+
+
+@dataclass(frozen=True)
+class Oversized(Malformed):
+    """An answer too large to keep: its size in bytes and the sha256 of its JSON text as the file holds it."""
+
+    bytes: int = 0
+    sha256: str = ""
+
+
+@dataclass
+class Answers:
+    """Answers by task id and attempt (the last line of a (task, attempt) counts), what was wrong with the file,
+    and the fingerprints of the bundles its records say they were made on (dptool.bundle).
+
+    `by_task` holds attempt 1 (a record without "attempt" is attempt 1), `later` the attempts after it by
+    (task id, attempt); `stats` what a record says of its attempt (seconds, tool calls, SQL errors, tokens);
+    `epochs` the attempts per task the run's run.json asks for (None: as many as the answers hold).
+    """
+
+    by_task: dict[str, Any]
+    problems: list[str]
+    bundles: set[str] = field(default_factory=set)
+    path: Path | None = None
+    later: dict[tuple[str, int], Any] = field(default_factory=dict)
+    stats: dict[tuple[str, int], dict] = field(default_factory=dict)
+    run: dict = field(default_factory=dict)  # a run folder's run.json: its selection and condition
+    epochs: int | None = None
+
+    def has(self, task_id: str, attempt: int) -> bool:
+        return task_id in self.by_task if attempt == 1 else (task_id, attempt) in self.later
+
+    def answer(self, task_id: str, attempt: int) -> Any:
+        return self.by_task.get(task_id) if attempt == 1 else self.later.get((task_id, attempt))
+
+    def task_ids(self) -> set[str]:
+        return set(self.by_task) | {task_id for task_id, _ in self.later}
+
+    def attempts_held(self) -> int:
+        """The highest attempt number the answers hold (0 when they hold none)."""
+        return max((a for _, a in self.later), default=1 if self.by_task else 0)
+
+    def only(self, task_ids: set[str]) -> None:
+        """Keep the answers of these tasks alone."""
+        self.by_task = {k: v for k, v in self.by_task.items() if k in task_ids}
+        self.later = {k: v for k, v in self.later.items() if k[0] in task_ids}
+
+    def set_aside(self, bundle_ids: set[str], selected: set[str]) -> None:
+        """Drop the answers to tasks of the bundle that are not selected, saying so among the problems: they are
+        not scored, but they are no strangers to the bundle either."""
+        unselected = sorted((self.task_ids() & bundle_ids) - selected)
+        if unselected:
+            self.only(self.task_ids() - set(unselected))
+            shown = ", ".join(unselected[:5]) + (f" and {len(unselected) - 5} more" if len(unselected) > 5 else "")
+            self.problems.append(f"answers for {len(unselected)} task{'s' if len(unselected) > 1 else ''} of the "
+                                 f"bundle not selected, not scored: {shown}")
+
+
+# ---- lines -------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Unread:
+    """A line longer than LINE_BYTES."""
+
+    bytes: int
+    sha256: str
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, None),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _lines(path: Path, f: BinaryIO) -> Iterator[tuple[int, bytes | _Unread]]:
+    """Each line of the file as UTF-8 bytes (numbered from 1), read as its byte order mark says."""
+    head = f.read(4)
+    encoding = next(((name, bom) for bom, name in _BOMS if head.startswith(bom)), None)
+    f.seek(len(encoding[1]) if encoding and encoding[0] is None else 0)
+    if encoding and encoding[0]:
+        text = io.TextIOWrapper(f, encoding=encoding[0], errors="replace", newline="")
+        lines = iter(lambda: text.readline(LINE_BYTES // 4 + 1).encode("utf-8", "surrogatepass"), b"")
+    else:
+        if b"\x00" in f.read(4096):
+            raise DptoolError(f"{path}: holds NUL bytes: UTF-16 or UTF-32 without a byte order mark? save it as "
+                              "UTF-8 (or with its byte order mark)")
+        f.seek(len(encoding[1]) if encoding else 0)
+        lines = iter(lambda: f.readline(LINE_BYTES + 1), b"")
+    for i, line in enumerate(lines, 1):
+        if len(line) > LINE_BYTES and not line.endswith(b"\n"):
+            yield i, _rest_of(line, lines)
+        else:
+            yield i, line
+
+
+def _rest_of(start: bytes, lines: Iterator[bytes]) -> _Unread:
+    """Size and digest of a line read so far as `start`, reading on to its end."""
+    digest, size = hashlib.sha256(start), len(start)
+    for part in lines:
+        digest.update(part)
+        size += len(part)
+        if part.endswith(b"\n"):
+            break
+    return _Unread(size, digest.hexdigest())
+
+
+# ---- a record ----------------------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+_COLON = re.compile(rb"\s*:")
+_OPEN, _CLOSE = b"[{", b"]}"
+
+
+def _skim(line: bytes) -> dict:
+    """The top-level keys of a JSON object too long to parse whole: each value of up to MAX_ANSWER_BYTES read, a
+    longer "answer" kept as `Oversized`, a longer other value dropped (a transcript). The scan only counts brackets
+    and skips strings: what it allocates is a few numbers per bracket, whatever the answer holds."""
+    if not line.startswith(b"{") or not line.endswith(b"}"):
+        raise ValueError("not a JSON object")
+    depth, keys = 0, []  # keys: (name, where the name starts, where its value starts)
+    for m in _TOKEN.finditer(line):
+        c = line[m.start()]  # not m.group(): a string token may be the whole answer
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+            if depth < 0 or (depth == 0 and m.end() != len(line)):
+                raise ValueError("extra data after JSON")
+        elif depth == 1 and m.end() - m.start() <= MAX_ANSWER_BYTES and (colon := _COLON.match(line, m.end())):
+            keys.append((m.group(), m.start(), colon.end()))
+    if depth != 0:
+        raise ValueError("unbalanced brackets")
+    record, names = {}, []
+    for n, (name, _, start) in enumerate(keys):
+        # a value ends at the comma before the next key's name, or at the object's closing brace
+        stop = line.rfind(b",", start, keys[n + 1][1]) if n + 1 < len(keys) else len(line) - 1
+        key = read_json(name.decode("utf-8", "replace"))
+        names.append(key)
+        value = memoryview(line)[start:stop]
+        if len(value) > MAX_ANSWER_BYTES:
+            if key == "answer":
+                text = bytes(value).strip()
+                record[key] = Oversized(f"malformed answer: {len(text):,} bytes, over the {MAX_ANSWER_BYTES:,} an "
+                                        "answer may hold (kept by its size and sha256)", len(text),
+                                        hashlib.sha256(text).hexdigest())
+            continue
+        record[key] = read_json(bytes(value).decode("utf-8", "replace"))
+    twice = [k for k, c in Counter(names).items() if c > 1]
+    return DuplicateKeys(list(record.items()), twice) if twice else record
+
+
+def _record(line: bytes) -> Any:
+    if len(line) > MAX_ANSWER_BYTES:
+        return _skim(line)
+    return read_json(line.decode("utf-8", "replace"))
+
+
+def _attempt(record: dict) -> int | None:
+    """The record's attempt (absent: 1), if it is a whole number from 1 (1.0 too)."""
+    attempt = record.get("attempt", 1)
+    if isinstance(attempt, float) and math.isfinite(attempt) and attempt.is_integer():
+        attempt = int(attempt)
+    return attempt if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt >= 1 else None
+
+
+def _stats(record: dict) -> dict:
+    return {k: record[k] for k in STATS if isinstance(record.get(k), int | float) and not isinstance(record[k], bool)
+            and math.isfinite(record[k]) and record[k] >= 0}
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in any text of `value` (keys too), as its escape "\\ud800", or None."""
+    stack = [value]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, str):
+            m = _SURROGATE.search(x)
+            if m:
+                return f"\\u{ord(m.group()):04x}"
+        elif isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return None
+
+
+def load_answers(path: str | Path) -> Answers:
+    """Read an answers file: JSONL of {"task_id": ..., "attempt": 1-based (absent: 1), "answer": JSON or text,
+    "transcript": optional, and optional stats: seconds, tool_calls, sql_errors, prompt_tokens, completion_tokens}.
+
+    A byte order mark is no part of the first line. A key twice in any object of an answer makes that answer
+    malformed, and "answer" twice in a record too: json's last-wins would pick one of two claims. A line that
+    cannot be read is a problem of the file, said by its number; the others are scored.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DptoolError(f"{path}: answers file not found")
+    answers = Answers({}, [], set(), path)
+    most = limits.EPOCHS[1]
+    try:
+        with open(path, "rb") as f:
+            for i, raw in _lines(path, f):
+                if isinstance(raw, _Unread):
+                    answers.problems.append(f"line {i}: {raw.bytes:,} bytes, over the {LINE_BYTES:,} a line may "
+                                            f"hold; not read (sha256 {raw.sha256})")
+                    continue
+                line = raw.strip().removeprefix(codecs.BOM_UTF8).strip()  # a file glued from several, marks and all
+                if line:
+                    _read_line(answers, i, line, most)
+    except OSError as exc:
+        raise DptoolError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return answers
+
+
+def _read_line(answers: Answers, i: int, line: bytes, most: int) -> None:
+    try:
+        record = _record(line)
+    except (ValueError, RecursionError):
+        answers.problems.append(f"line {i}: not JSON")
+        return
+    twice = record.keys_twice if isinstance(record, DuplicateKeys) else ()
+    if "task_id" in twice or "attempt" in twice:
+        answers.problems.append(f"line {i}: the key {'task_id' if 'task_id' in twice else 'attempt'!r} twice")
+        return
+    if not isinstance(record, dict) or not isinstance(record.get("task_id"), str):
+        answers.problems.append(f"line {i}: no task_id")
+        return
+    task_id, answer, attempt = record["task_id"], record.get("answer"), _attempt(record)
+    bad = lone_surrogate(task_id)
+    if bad:
+        answers.problems.append(f"line {i}: the task id holds {bad}, half a character no file can hold (the line is "
+                                "not scored)")
+        return
+    if attempt is None:
+        answers.problems.append(f"line {i}: attempt {json.dumps(record.get('attempt'))} is not a whole number from 1 "
+                                "(the line is not scored)")
+        return
+    if attempt > most:
+        answers.problems.append(f"line {i}: attempt {attempt} is beyond the {most} attempts a run may hold (the line "
+                                "is not scored)")
+        return
+    if isinstance(record.get("bundle"), str) and not lone_surrogate(record["bundle"]):
+        answers.bundles.add(record["bundle"])
+    if "answer" in twice:
+        answers.problems.append(f"line {i}: the key 'answer' twice (the answer is malformed)")
+        answer = Malformed("malformed answer: the key 'answer' twice in its record")
+    elif (bad := lone_surrogate(answer)) is not None:
+        answers.problems.append(f"line {i}: the answer holds {bad}, half a character no file can hold (the answer "
+                                "is malformed)")
+        answer = Malformed(f"malformed answer: it holds {bad}, half a character no file can hold")
+    if answers.has(task_id, attempt):
+        which = "" if attempt == 1 else f", attempt {attempt}"
+        answers.problems.append(f"line {i}: a second answer for {task_id}{which} (the last one counts)")
+    if attempt == 1:
+        answers.by_task[task_id] = answer
+    else:
+        answers.later[(task_id, attempt)] = answer
+    answers.stats[(task_id, attempt)] = _stats(record)
+
+
+# ---- a run folder ------------------------------------------------------------------------------------------------
+
+def read_run_json(path: Path) -> dict:
+    """A run folder's run.json: a JSON object, its epochs (absent: 1) a whole number a run may hold. One line
+    naming the file and the key otherwise."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(RUN_JSON_BYTES + 1)
+    except OSError as exc:
+        raise DptoolError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > RUN_JSON_BYTES:
+        raise DptoolError(f"{path}: over {RUN_JSON_BYTES:,} bytes; it is the run's settings, written by dptool")
+    try:
+        settings = json.loads(data.decode("utf-8-sig"))
+    except (ValueError, RecursionError):
+        raise DptoolError(f"{path}: not JSON; it is the run's settings, written by dptool") from None
+    if not isinstance(settings, dict):
+        raise DptoolError(f"{path}: holds a JSON {type(settings).__name__}, not the object of a run's settings dptool "
+                          "writes")
+    epochs = settings.get("epochs", 1)
+    if isinstance(epochs, float) and math.isfinite(epochs) and epochs.is_integer():
+        epochs = int(epochs)
+    low, high = limits.EPOCHS
+    if not isinstance(epochs, int) or isinstance(epochs, bool) or not low <= epochs <= high:
+        raise DptoolError(f"{path}: epochs is {json.dumps(epochs)[:40]}; expected a whole number from {low} to {high} "
+                          "(the attempts per task)")
+    return {**settings, "epochs": epochs}
+
+
+def load_run(path: str | Path) -> Answers:
+    """An answers file, or a run folder (its answers.jsonl, and run.json's bundle fingerprint and epochs)."""
+    path = Path(path)
+    if not path.is_dir():
+        return load_answers(path)
+    answers = load_answers(path / "answers.jsonl")
+    run = path / "run.json"
+    if run.is_file():
+        settings = read_run_json(run)
+        answers.run = settings
+        fp = settings.get("bundle") or settings.get("tasks_sha256")
+        if isinstance(fp, str) and fp:
+            answers.bundles.add(fp)
+        answers.epochs = settings["epochs"]
+    return answers
