@@ -16,6 +16,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import io
+import itertools
 import json
 import math
 import re
@@ -105,42 +106,50 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (code
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
 
-def _lines(path: Path, f: BinaryIO) -> Iterator[tuple[int, bytes | _Unread]]:
+def _lines(path: Path, f: BinaryIO) -> Iterator[tuple[int, bytes | bytearray | _Unread]]:
     """Each line of the file as UTF-8 bytes (numbered from 1), read as its byte order mark says."""
     head = f.read(4)
     encoding = next(((name, bom) for bom, name in _BOMS if head.startswith(bom)), None)
+    if encoding is None and b"\x00" in head + f.read(4096):
+        raise DptoolError(f"{path}: holds NUL bytes: UTF-16 or UTF-32 without a byte order mark? save it as UTF-8 "
+                          "(or with its byte order mark, as PowerShell writes it)")
     f.seek(len(encoding[1]) if encoding and encoding[0] is None else 0)
     if encoding and encoding[0]:
         text = io.TextIOWrapper(f, encoding=encoding[0], errors="replace", newline="")
-        lines = iter(lambda: text.readline(LINE_BYTES // 4 + 1).encode("utf-8", "surrogatepass"), b"")
+        pieces = iter(lambda: text.readline(_PIECE).encode("utf-8", "replace"), b"")
     else:
-        if b"\x00" in f.read(4096):
-            raise DptoolError(f"{path}: holds NUL bytes: UTF-16 or UTF-32 without a byte order mark? save it as "
-                              "UTF-8 (or with its byte order mark)")
-        f.seek(len(encoding[1]) if encoding else 0)
-        lines = iter(lambda: f.readline(LINE_BYTES + 1), b"")
-    for i, line in enumerate(lines, 1):
-        if len(line) > LINE_BYTES and not line.endswith(b"\n"):
-            yield i, _rest_of(line, lines)
-        else:
-            yield i, line
+        pieces = iter(lambda: f.readline(_PIECE), b"")
+    for i, piece in enumerate(pieces, 1):
+        yield i, piece if piece.endswith(b"\n") else _joined(piece, pieces)
 
 
-def _rest_of(start: bytes, lines: Iterator[bytes]) -> _Unread:
-    """Size and digest of a line read so far as `start`, reading on to its end."""
-    digest, size = hashlib.sha256(start), len(start)
-    for part in lines:
-        digest.update(part)
-        size += len(part)
-        if part.endswith(b"\n"):
+_PIECE = 1 << 20  # a line is read in pieces of this many bytes (characters) at most
+
+
+def _joined(start: bytes, pieces: Iterator[bytes]) -> bytearray | _Unread:
+    """The line begun by `start`, read on to its end: whole, or, over LINE_BYTES, only its size and digest."""
+    line = bytearray(start)
+    for piece in pieces:
+        if len(line) + len(piece) > LINE_BYTES:
+            digest, size = hashlib.sha256(line), len(line)
+            del line
+            for part in itertools.chain([piece], pieces):
+                digest.update(part)
+                size += len(part)
+                if part.endswith(b"\n"):
+                    break
+            return _Unread(size, digest.hexdigest())
+        line += piece
+        if piece.endswith(b"\n"):
             break
-    return _Unread(size, digest.hexdigest())
+    return line
 
 
 # ---- a record ----------------------------------------------------------------------------------------------------
 
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _COLON = re.compile(rb"\s*:")
+_SPACE = re.compile(rb"\s*")
 _OPEN, _CLOSE = b"[{", b"]}"
 
 
@@ -148,16 +157,19 @@ def _skim(line: bytes) -> dict:
     """The top-level keys of a JSON object too long to parse whole: each value of up to MAX_ANSWER_BYTES read, a
     longer "answer" kept as `Oversized`, a longer other value dropped (a transcript). The scan only counts brackets
     and skips strings: what it allocates is a few numbers per bracket, whatever the answer holds."""
-    if not line.startswith(b"{") or not line.endswith(b"}"):
+    lo, hi = _SPACE.match(line).end(), len(line)
+    while hi > lo and line[hi - 1] in b" \t\r\n":
+        hi -= 1
+    if line[lo:lo + 1] != b"{" or line[hi - 1:hi] != b"}":
         raise ValueError("not a JSON object")
     depth, keys = 0, []  # keys: (name, where the name starts, where its value starts)
-    for m in _TOKEN.finditer(line):
+    for m in _TOKEN.finditer(line, lo, hi):
         c = line[m.start()]  # not m.group(): a string token may be the whole answer
         if c in _OPEN:
             depth += 1
         elif c in _CLOSE:
             depth -= 1
-            if depth < 0 or (depth == 0 and m.end() != len(line)):
+            if depth < 0 or (depth == 0 and m.end() != hi):
                 raise ValueError("extra data after JSON")
         elif depth == 1 and m.end() - m.start() <= MAX_ANSWER_BYTES and (colon := _COLON.match(line, m.end())):
             keys.append((m.group(), m.start(), colon.end()))
@@ -166,26 +178,29 @@ def _skim(line: bytes) -> dict:
     record, names = {}, []
     for n, (name, _, start) in enumerate(keys):
         # a value ends at the comma before the next key's name, or at the object's closing brace
-        stop = line.rfind(b",", start, keys[n + 1][1]) if n + 1 < len(keys) else len(line) - 1
+        stop = line.rfind(b",", start, keys[n + 1][1]) if n + 1 < len(keys) else hi - 1
         key = read_json(name.decode("utf-8", "replace"))
         names.append(key)
-        value = memoryview(line)[start:stop]
-        if len(value) > MAX_ANSWER_BYTES:
-            if key == "answer":
-                text = bytes(value).strip()
-                record[key] = Oversized(f"malformed answer: {len(text):,} bytes, over the {MAX_ANSWER_BYTES:,} an "
-                                        "answer may hold (kept by its size and sha256)", len(text),
-                                        hashlib.sha256(text).hexdigest())
+        start = _SPACE.match(line, start).end()
+        while stop > start and line[stop - 1] in b" \t\r\n":
+            stop -= 1
+        if stop - start > MAX_ANSWER_BYTES:
+            if key == "answer":  # hashed where it lies: a copy of it is what the limit exists to avoid
+                record[key] = Oversized(f"malformed answer: {stop - start:,} bytes, over the {MAX_ANSWER_BYTES:,} an "
+                                        "answer may hold (kept by its size and sha256)", stop - start,
+                                        hashlib.sha256(memoryview(line)[start:stop]).hexdigest())
             continue
-        record[key] = read_json(bytes(value).decode("utf-8", "replace"))
+        record[key] = read_json(bytes(line[start:stop]).decode("utf-8", "replace"))
     twice = [k for k, c in Counter(names).items() if c > 1]
     return DuplicateKeys(list(record.items()), twice) if twice else record
 
 
-def _record(line: bytes) -> Any:
+def _record(line: bytes | bytearray) -> Any:
+    """The line's JSON value; a long line skimmed (a byte order mark or whitespace around it is no part of it)."""
     if len(line) > MAX_ANSWER_BYTES:
-        return _skim(line)
-    return read_json(line.decode("utf-8", "replace"))
+        at = _SPACE.match(line).end()
+        return _skim(line[at + 3:] if line[at:at + 3] == codecs.BOM_UTF8 else line)
+    return read_json(bytes(line).decode("utf-8", "replace").strip().lstrip("\ufeff"))
 
 
 def _attempt(record: dict) -> int | None:
@@ -241,9 +256,9 @@ def load_answers(path: str | Path) -> Answers:
                     answers.problems.append(f"line {i}: {raw.bytes:,} bytes, over the {LINE_BYTES:,} a line may "
                                             f"hold; not read (sha256 {raw.sha256})")
                     continue
-                line = raw.strip().removeprefix(codecs.BOM_UTF8).strip()  # a file glued from several, marks and all
-                if line:
-                    _read_line(answers, i, line, most)
+                # a blank line is none; a file glued from several has byte order marks inside
+                if _SPACE.match(raw).end() < len(raw) and (len(raw) > 8 or raw.strip() != codecs.BOM_UTF8):
+                    _read_line(answers, i, raw, most)
     except OSError as exc:
         raise DptoolError(f"{path}: cannot read ({exc.strerror or exc})") from None
     return answers
