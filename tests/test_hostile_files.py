@@ -278,3 +278,15 @@ def test_what_dptool_writes_has_the_users_umask(tmp_path, umask):
     proc = run_cli("compare", str(answers), "--bundle", str(bundle), "--out", str(tmp_path / "compare"))
     assert proc.returncode == 0, proc.stderr
     assert {oct(_mode(p)) for p in (tmp_path / "compare").iterdir()} == {oct(0o666 & ~umask)}
+
+
+def test_a_file_of_a_million_bad_lines_makes_a_short_report(bundle, tmp_path):
+    answers = tmp_path / "a.jsonl"
+    answers.write_text('{"task_id": "t_0002", "answer": 3}\n' + "x\n" * 200_000 + '{"task_id": "t_0001", "answer": '
+                       '42, "attempt": "' + "9" * 100_000 + '"}\n', encoding="utf-8")
+    proc = run_cli("score", str(bundle), str(answers), "--out", str(tmp_path / "score"))
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stderr.splitlines()) < 110 and "199,901 more lines with problems, not listed" in proc.stderr
+    for name in ("score.json", "score.md", "report.html"):
+        assert (tmp_path / "score" / name).stat().st_size < 30_000, name
+    assert load_answers(answers).by_task == {"t_0002": 3}

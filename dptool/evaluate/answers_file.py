@@ -33,6 +33,7 @@ from dptool.evaluate import limits
 
 STATS = ("seconds", "tool_calls", "sql_errors", "prompt_tokens", "completion_tokens")  # of one attempt, where known
 LINE_BYTES = 128 * 1_000_000  # a longer line is not read: its size and digest are all that is said of it
+PROBLEMS_LISTED = 100  # problems of an answers file listed one by one; the rest are counted
 RUN_JSON_BYTES = 1_000_000  # run.json holds a run's settings: a few hundred bytes
 
 
@@ -62,6 +63,15 @@ class Answers:
     stats: dict[tuple[str, int], dict] = field(default_factory=dict)
     run: dict = field(default_factory=dict)  # a run folder's run.json: its selection and condition
     epochs: int | None = None
+    unlisted: int = 0  # problems beyond PROBLEMS_LISTED, counted
+
+    def say(self, problem: str) -> None:
+        """Note a problem of the file; past PROBLEMS_LISTED only counted (a file of a million bad lines would
+        otherwise make a report of a million lines)."""
+        if len(self.problems) < PROBLEMS_LISTED:
+            self.problems.append(problem)
+        else:
+            self.unlisted += 1
 
     def has(self, task_id: str, attempt: int) -> bool:
         return task_id in self.by_task if attempt == 1 else (task_id, attempt) in self.later
@@ -253,7 +263,7 @@ def load_answers(path: str | Path) -> Answers:
         with open(path, "rb") as f:
             for i, raw in _lines(path, f):
                 if isinstance(raw, _Unread):
-                    answers.problems.append(f"line {i}: {raw.bytes:,} bytes, over the {LINE_BYTES:,} a line may "
+                    answers.say(f"line {i}: {raw.bytes:,} bytes, over the {LINE_BYTES:,} a line may "
                                             f"hold; not read (sha256 {raw.sha256})")
                     continue
                 # a blank line is none; a file glued from several has byte order marks inside
@@ -261,48 +271,54 @@ def load_answers(path: str | Path) -> Answers:
                     _read_line(answers, i, raw, most)
     except OSError as exc:
         raise DptoolError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if answers.unlisted:
+        answers.problems.append(f"{answers.unlisted:,} more lines with problems, not listed")
     return answers
+
+
+def _shown(text: str, chars: int = 60) -> str:
+    return text if len(text) <= chars else text[:chars] + "…"
 
 
 def _read_line(answers: Answers, i: int, line: bytes, most: int) -> None:
     try:
         record = _record(line)
     except (ValueError, RecursionError):
-        answers.problems.append(f"line {i}: not JSON")
+        answers.say(f"line {i}: not JSON")
         return
     twice = record.keys_twice if isinstance(record, DuplicateKeys) else ()
     if "task_id" in twice or "attempt" in twice:
-        answers.problems.append(f"line {i}: the key {'task_id' if 'task_id' in twice else 'attempt'!r} twice")
+        answers.say(f"line {i}: the key {'task_id' if 'task_id' in twice else 'attempt'!r} twice")
         return
     if not isinstance(record, dict) or not isinstance(record.get("task_id"), str):
-        answers.problems.append(f"line {i}: no task_id")
+        answers.say(f"line {i}: no task_id")
         return
     task_id, answer, attempt = record["task_id"], record.get("answer"), _attempt(record)
     bad = lone_surrogate(task_id)
     if bad:
-        answers.problems.append(f"line {i}: the task id holds {bad}, half a character no file can hold (the line is "
+        answers.say(f"line {i}: the task id holds {bad}, half a character no file can hold (the line is "
                                 "not scored)")
         return
     if attempt is None:
-        answers.problems.append(f"line {i}: attempt {json.dumps(record.get('attempt'))} is not a whole number from 1 "
+        answers.say(f"line {i}: attempt {_shown(json.dumps(record.get('attempt')))} is not a whole number from 1 "
                                 "(the line is not scored)")
         return
     if attempt > most:
-        answers.problems.append(f"line {i}: attempt {attempt} is beyond the {most} attempts a run may hold (the line "
+        answers.say(f"line {i}: attempt {attempt} is beyond the {most} attempts a run may hold (the line "
                                 "is not scored)")
         return
     if isinstance(record.get("bundle"), str) and not lone_surrogate(record["bundle"]):
         answers.bundles.add(record["bundle"])
     if "answer" in twice:
-        answers.problems.append(f"line {i}: the key 'answer' twice (the answer is malformed)")
+        answers.say(f"line {i}: the key 'answer' twice (the answer is malformed)")
         answer = Malformed("malformed answer: the key 'answer' twice in its record")
     elif (bad := lone_surrogate(answer)) is not None:
-        answers.problems.append(f"line {i}: the answer holds {bad}, half a character no file can hold (the answer "
+        answers.say(f"line {i}: the answer holds {bad}, half a character no file can hold (the answer "
                                 "is malformed)")
         answer = Malformed(f"malformed answer: it holds {bad}, half a character no file can hold")
     if answers.has(task_id, attempt):
         which = "" if attempt == 1 else f", attempt {attempt}"
-        answers.problems.append(f"line {i}: a second answer for {task_id}{which} (the last one counts)")
+        answers.say(f"line {i}: a second answer for {_shown(task_id)}{which} (the last one counts)")
     if attempt == 1:
         answers.by_task[task_id] = answer
     else:
