@@ -290,3 +290,30 @@ def test_a_file_of_a_million_bad_lines_makes_a_short_report(bundle, tmp_path):
     for name in ("score.json", "score.md", "report.html"):
         assert (tmp_path / "score" / name).stat().st_size < 30_000, name
     assert load_answers(answers).by_task == {"t_0002": 3}
+
+
+def test_an_answer_nested_hundreds_deep_is_malformed_and_the_reports_are_written(bundle, tmp_path):
+    answers = _jsonl(tmp_path / "a.jsonl", '{"task_id": "t_0001", "answer": ' + "[" * 900 + "]" * 900 + "}",
+                     '{"task_id": "t_0002", "answer": {"value": [[[[3]]]]}}')
+    proc = run_cli("score", str(bundle), str(answers), "--out", str(tmp_path / "score"))
+    assert proc.returncode == 0, proc.stderr
+    assert "line 1: the answer nests lists or objects more than 64 deep (the answer is malformed)" in proc.stderr
+    assert "line 2" not in proc.stderr
+    report = _strict((tmp_path / "score" / "score.json").read_text(encoding="utf-8"))
+    assert [r["failure"] for r in report["results"]] == ["malformed answer", "malformed answer"]
+
+
+@pytest.mark.parametrize(("settings", "said"), [
+    ({"selection": {"sample": "abc"}}, 'selection.sample is "abc"; expected a whole number from 1'),
+    ({"selection": {"tasks": 5}}, "selection.tasks is 5; expected a list of names"),
+    ({"selection": {"types": [[1]]}}, "selection.types is [[1]]; expected a list of names"),
+    ({"selection": [1]}, "selection is [1]; expected the mapping dptool writes"),
+    ({"selection": {}, "pad": "x" * 1_000_001}, "over 1,000,000 bytes; it is the run's settings"),
+])
+def test_a_run_json_of_the_wrong_shape_is_refused_in_one_line(bundle, tmp_path, settings, said):
+    run = tmp_path / "run"
+    run.mkdir()
+    _jsonl(run / "answers.jsonl", {"task_id": "t_0001", "answer": 42})
+    (run / "run.json").write_text(json.dumps(settings), encoding="utf-8")
+    error = _one_line_error(run_cli("score", str(bundle), str(run), "--out", str(tmp_path / "out")))
+    assert f"run.json: {said}" in error

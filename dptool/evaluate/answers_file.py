@@ -33,6 +33,7 @@ from dptool.evaluate import limits
 
 STATS = ("seconds", "tool_calls", "sql_errors", "prompt_tokens", "completion_tokens")  # of one attempt, where known
 LINE_BYTES = 128 * 1_000_000  # a longer line is not read: its size and digest are all that is said of it
+MAX_DEPTH = 64  # lists and objects inside one another in an answer
 PROBLEMS_LISTED = 100  # problems of an answers file listed one by one; the rest are counted
 RUN_JSON_BYTES = 1_000_000  # run.json holds a run's settings: a few hundred bytes
 
@@ -246,6 +247,19 @@ def lone_surrogate(value: Any) -> str | None:
     return None
 
 
+def too_deep(value: Any) -> bool:
+    """Whether `value` nests lists and objects deeper than MAX_DEPTH (no answer format is more than a few deep;
+    what is, every writer and reader of it would have to recurse through)."""
+    stack = [(value, 0)]
+    while stack:
+        x, depth = stack.pop()
+        if isinstance(x, dict | list):
+            if depth >= MAX_DEPTH:
+                return True
+            stack.extend((v, depth + 1) for v in (x.values() if isinstance(x, dict) else x))
+    return False
+
+
 def load_answers(path: str | Path) -> Answers:
     """Read an answers file: JSONL of {"task_id": ..., "attempt": 1-based (absent: 1), "answer": JSON or text,
     "transcript": optional, and optional stats: seconds, tool_calls, sql_errors, prompt_tokens, completion_tokens}.
@@ -312,6 +326,10 @@ def _read_line(answers: Answers, i: int, line: bytes, most: int) -> None:
     if "answer" in twice:
         answers.say(f"line {i}: the key 'answer' twice (the answer is malformed)")
         answer = Malformed("malformed answer: the key 'answer' twice in its record")
+    elif too_deep(answer):
+        answers.say(f"line {i}: the answer nests lists or objects more than {MAX_DEPTH} deep (the answer is "
+                    "malformed)")
+        answer = Malformed(f"malformed answer: lists or objects nested more than {MAX_DEPTH} deep")
     elif (bad := lone_surrogate(answer)) is not None:
         answers.say(f"line {i}: the answer holds {bad}, half a character no file can hold (the answer "
                                 "is malformed)")
@@ -345,6 +363,7 @@ def read_run_json(path: Path) -> dict:
     if not isinstance(settings, dict):
         raise DptoolError(f"{path}: holds a JSON {type(settings).__name__}, not the object of a run's settings dptool "
                           "writes")
+    _check_selection(path, settings.get("selection"))
     epochs = settings.get("epochs", 1)
     if isinstance(epochs, float) and math.isfinite(epochs) and epochs.is_integer():
         epochs = int(epochs)
@@ -353,6 +372,25 @@ def read_run_json(path: Path) -> dict:
         raise DptoolError(f"{path}: epochs is {json.dumps(epochs)[:40]}; expected a whole number from {low} to {high} "
                           "(the attempts per task)")
     return {**settings, "epochs": epochs}
+
+
+_NAMES = ("tasks", "types", "domains", "tiers")  # the selection run.json records (dptool.evaluate.select)
+
+
+def _check_selection(path: Path, selection: Any) -> None:
+    """run.json's selection: absent, or a mapping whose names are lists of text and sample and seed whole numbers."""
+    if selection is None:
+        return
+    if not isinstance(selection, dict):
+        raise DptoolError(f"{path}: selection is {_shown(json.dumps(selection))}; expected the mapping dptool writes "
+                          "(tasks, types, domains, tiers, sample, seed)")
+    for key, value in selection.items():
+        names = key in _NAMES and not (isinstance(value, list) and all(isinstance(v, str) for v in value))
+        count = key in ("sample", "seed") and not (value is None and key == "sample") and (
+            not isinstance(value, int) or isinstance(value, bool) or value < (1 if key == "sample" else 0))
+        if names or count:
+            expected = "a list of names" if names else "a whole number" + (" from 1" if key == "sample" else "")
+            raise DptoolError(f"{path}: selection.{key} is {_shown(json.dumps(value))}; expected {expected}")
 
 
 def load_run(path: str | Path) -> Answers:
