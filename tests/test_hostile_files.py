@@ -317,3 +317,22 @@ def test_a_run_json_of_the_wrong_shape_is_refused_in_one_line(bundle, tmp_path, 
     (run / "run.json").write_text(json.dumps(settings), encoding="utf-8")
     error = _one_line_error(run_cli("score", str(bundle), str(run), "--out", str(tmp_path / "out")))
     assert f"run.json: {said}" in error
+
+
+def test_a_line_that_is_not_utf8_is_said_and_read(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_bytes('{"task_id": "t_0001", "answer": "42 €"}\n'.encode("cp1252")
+                     + b'{"task_id": "t_0002", "attempt": 1e308, "answer": 3}\n')
+    answers = load_answers(path)
+    assert answers.by_task == {"t_0001": "42 \ufffd"}
+    assert answers.problems[0] == "line 1: not UTF-8 at byte 37 (read with \ufffd in its place; save the file as UTF-8)"
+    assert answers.problems[1].startswith("line 2: attempt 1000000000") and len(answers.problems[1]) < 150
+
+
+def test_an_answers_file_whose_name_is_not_utf8_is_scored(bundle, tmp_path):
+    answers = _jsonl(tmp_path / os.fsdecode(b"answers\xff.jsonl"), {"task_id": "t_0001", "answer": 42})
+    proc = run_cli("score", str(bundle), str(answers), "--out", str(tmp_path / "score"))
+    assert proc.returncode == 0, proc.stderr
+    report = _strict((tmp_path / "score" / "score.json").read_text(encoding="utf-8"))
+    assert report["title"] == "answers\udcff.jsonl on bundle"
+    assert "# Scores: answers\\udcff.jsonl on bundle" in (tmp_path / "score" / "score.md").read_text(encoding="utf-8")

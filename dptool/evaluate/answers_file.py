@@ -295,6 +295,12 @@ def _shown(text: str, chars: int = 60) -> str:
 
 
 def _read_line(answers: Answers, i: int, line: bytes, most: int) -> None:
+    if len(line) <= MAX_ANSWER_BYTES and not line.isascii():
+        try:
+            bytes(line).decode("utf-8")
+        except UnicodeDecodeError as exc:  # a file saved as Windows-1252, Latin-1, ...: said, then read
+            answers.say(f"line {i}: not UTF-8 at byte {exc.start + 1} (read with \ufffd in its place; save the file "
+                        "as UTF-8)")
     try:
         record = _record(line)
     except (ValueError, RecursionError):
@@ -318,7 +324,7 @@ def _read_line(answers: Answers, i: int, line: bytes, most: int) -> None:
                                 "(the line is not scored)")
         return
     if attempt > most:
-        answers.say(f"line {i}: attempt {attempt} is beyond the {most} attempts a run may hold (the line "
+        answers.say(f"line {i}: attempt {_shown(str(attempt))} is beyond the {most} attempts a run may hold (the line "
                                 "is not scored)")
         return
     if isinstance(record.get("bundle"), str) and not lone_surrogate(record["bundle"]):
