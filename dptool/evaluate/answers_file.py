@@ -126,7 +126,7 @@ def _lines(path: Path, f: BinaryIO) -> Iterator[tuple[int, bytes | bytearray | _
                           "(or with its byte order mark, as PowerShell writes it)")
     f.seek(len(encoding[1]) if encoding and encoding[0] is None else 0)
     if encoding and encoding[0]:
-        text = io.TextIOWrapper(f, encoding=encoding[0], errors="replace", newline="")
+        text = io.TextIOWrapper(f, encoding=encoding[0], errors="replace", newline="\n")  # lines end as in UTF-8
         pieces = iter(lambda: text.readline(_PIECE).encode("utf-8", "replace"), b"")
     else:
         pieces = iter(lambda: f.readline(_PIECE), b"")
