@@ -68,23 +68,16 @@ def score_command(bundle, answers, out, against, shared_ids, selection):
     the rules), "truncated" (fewer rows than asked), else the comparison's reason. Answers made on another
     bundle are refused (see --shared-ids).
     """
-    from dptool.evaluate.agent import RULE_TIER
     from dptool.evaluate.report import REPORT_FILES, write_reports
-    from dptool.evaluate.score import check_bundle, load_run, load_tasks, score
-    from dptool.evaluate.select import Selection
+    from dptool.evaluate.score import as_run, check_bundle, load_run, load_tasks, score
 
     check_files(out, list(REPORT_FILES))  # before any work: a report of the user's is never overwritten
     given = load_run(answers)
-    tasks = load_tasks(bundle)
     ran = given.run
-    if selection.everything and isinstance(ran.get("selection"), dict):  # a run folder: the tasks it ran
-        selection = Selection(**{k: tuple(v) if isinstance(v, list) else v for k, v in ran["selection"].items()
-                                 if k in Selection.__dataclass_fields__})
-    if ran.get("condition") in ("oracle", "no-rule"):  # as `eval` ran them: the rule-grounded analytics tasks
-        tasks = [t for t in tasks if t.get("tier") == RULE_TIER]
-        if click.get_current_context().get_parameter_source("against") is click.core.ParameterSource.DEFAULT:
-            against = "base" if ran["condition"] == "no-rule" else against
-    tasks = check_bundle(given, bundle, selection.apply(tasks), shared_ids)
+    default = click.get_current_context().get_parameter_source("against") is click.core.ParameterSource.DEFAULT
+    # a run folder: the tasks it ran, as its condition ran and scores them
+    tasks, against, selection = as_run(load_tasks(bundle), given, selection, None if default else against)
+    tasks = check_bundle(given, bundle, tasks, shared_ids)
     if not selection.everything:
         click.echo(f"selection: {selection.describe()}{' (as the run ran)' if ran else ''}: {len(tasks)} tasks")
     report = score(tasks, given, against=against)

@@ -1,14 +1,16 @@
-"""Why a wrong answer is wrong, as a class: the two failures the benchmark exists to find, named, else the
+"""Why a wrong answer is wrong, as a class: the failures the benchmark exists to find, named, else the
 comparison's own kind (no answer, wrong value, wrong rows, …; dptool.answers).
 
-- "rules not applied": the answer is wrong against the gold and right against the task's base answer, the
-  answer computed without the business rules (within the task's tolerance): the agent found the metric and
-  missed the rules.
+- "withdrawn rule still applied": on a counterfactual ("suppose rule X had never been adopted"), the answer
+  is wrong against the gold and right against the task's base, which applies every rule, X included.
+- "rules not applied": the answer is wrong against the gold and right against the rule-free answer (the metric
+  computed under no rule: a counterfactual's `rule_free`, any other task's `base`), where that answer is itself
+  wrong: the agent found the metric and missed the rules.
 - "truncated": a list answer (ranking, breakdown) holding fewer rows than the gold has, at least one: an agent
   that read a preview (dbt-mcp's `show` returns 5 rows unless asked for more) instead of the whole result.
 
-When both hold (a rule that adds groups, so the base list is shorter than the gold), the class is "rules not
-applied": equality with the base answer identifies the failure, a short list only suggests one.
+Equality with a named answer identifies a failure, a short list only suggests one: the named classes come first.
+Where an answer equals both a counterfactual's base and its rule-free answer, it applied the withdrawn rule.
 """
 
 from __future__ import annotations
@@ -18,20 +20,55 @@ from typing import Any
 from dptool.answers import Verdict, Wrong, compare, parse_answer
 from dptool.answers.formats import rows_of
 
+WITHDRAWN_APPLIED = "withdrawn rule still applied"
 RULES_NOT_APPLIED = "rules not applied"
 TRUNCATED = "truncated"
+NAMED = (WITHDRAWN_APPLIED, RULES_NOT_APPLIED, TRUNCATED)  # the failures the benchmark exists to find
 LIST_FORMATS = ("ranking", "breakdown")
+COUNTERFACTUAL = "counterfactual"
+
+DEFINITIONS = {  # one line each, as score.md, report.html and compare state them
+    WITHDRAWN_APPLIED: "on a counterfactual, the answer with every rule applied, the withdrawn one included",
+    RULES_NOT_APPLIED: "the answer computed under no rule, where that answer is not the gold",
+    TRUNCATED: "a list with fewer rows than the gold (a preview read instead of the whole result)",
+}
+
+
+def rule_free_key(task: dict) -> str | None:
+    """The task's field holding the answer computed under no rule: `rule_free` on a counterfactual (its base applies
+    every rule), else `base`; None where the task has none (a knowledge task, or a counterfactual of an older
+    bundle whose gold applies some rule)."""
+    if task.get("analysis_type") == COUNTERFACTUAL:
+        if task.get("rule_free") is not None:
+            return "rule_free"
+        # no rule left in force: the gold itself is computed under no rule
+        return "gold" if not task.get("rules_in_force") and task.get("gold") is not None else None
+    return "base" if task.get("base") is not None else None
+
+
+def right_without_rules(task: dict) -> bool:
+    """Whether an answer computed under no rule is right: a task no rule governs, or a rule task whose gold is,
+    within its tolerance, its rule-free answer (a counterfactual with no rule left in force, or none that changes
+    its slice), which an agent ignoring the rule documents answers right. A knowledge task never is."""
+    key = rule_free_key(task)
+    return key is not None and (key == "gold" or compare(task, task[key]).correct)
 
 
 def failure_class(task: dict, answer: Any, verdict: Verdict, against: str = "gold") -> str:
-    """The class of a wrong answer ("" for a right one). Against base (the no-rule condition) rules are not
-    expected, so no answer is "rules not applied" there."""
+    """The class of a wrong answer ("" for a right one). Against base or the rule-free answer (the no-rule
+    condition) rules are not expected, so no answer is classed as missing or misapplying them there."""
     if verdict.correct:
         return ""
     if answer is None:
         return verdict.kind
-    if against == "gold" and task.get("base") is not None and compare(task, answer, against="base").correct:
-        return RULES_NOT_APPLIED
+    if against == "gold":
+        counterfactual = task.get("analysis_type") == COUNTERFACTUAL
+        if counterfactual and task.get("base") is not None and compare(task, answer, against="base").correct:
+            return WITHDRAWN_APPLIED
+        key = rule_free_key(task)
+        if key not in (None, "gold") and compare(task, answer, against=key).correct \
+                and not compare(task, task[key]).correct:
+            return RULES_NOT_APPLIED
     if truncated(task, answer, task.get(against)):
         return TRUNCATED
     return verdict.kind
@@ -52,3 +89,11 @@ def truncated(task: dict, answer: Any, expected: Any) -> bool:
     except (Wrong, TypeError, ValueError, KeyError, AttributeError, RecursionError):
         return False
     return 0 < len(rows) < len(expected)
+
+
+def dominant(counts: dict[str, int]) -> tuple[str, int] | None:
+    """The most frequent failure class (ties: by name) and its count; None without a wrong answer."""
+    if not counts:
+        return None
+    name, n = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return name, n

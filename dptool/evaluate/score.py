@@ -1,5 +1,6 @@
 """Scoring a run: every attempt of every task compared with its gold (dptool.answers); accuracy with its interval,
-pass^k and why answers were wrong, overall and by group (DESIGN §4)."""
+pass^k and why answers were wrong, overall and by group: analysis type, tier, rule type, domain, and the team's own
+metrics and rules (DESIGN §4)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,14 @@ from typing import Any
 from dptool.answers import DuplicateKeys, Malformed, compare, read_json
 from dptool.bundle import fingerprint, short
 from dptool.errors import DptoolError
-from dptool.evaluate.failures import failure_class
+from dptool.evaluate.failures import dominant, failure_class, right_without_rules, rule_free_key
 from dptool.evaluate.intervals import pass_hat, wilson
+from dptool.evaluate.limits import EPOCHS
+from dptool.evaluate.select import Selection, metric_of, rules_of
 
 TIERS = ("knowledge", "knowledge+analytics", "knowledge+analytics+rule")
 NO_RULE = "(no rule)"
+NO_METRIC = "(no metric)"
 
 
 def load_tasks(bundle: str | Path) -> list[dict]:
@@ -66,9 +70,13 @@ class Answers:
     def task_ids(self) -> set[str]:
         return set(self.by_task) | {task_id for task_id, _ in self.later}
 
-    def attempts_held(self) -> int:
-        """The highest attempt number the answers hold (0 when they hold none)."""
-        return max((a for _, a in self.later), default=1 if self.by_task else 0)
+    def attempts_held(self, task_ids: set[str] | None = None) -> int:
+        """The highest attempt number the answers hold (0 when they hold none), of these tasks alone if given:
+        a line for a task not scored never sets how many attempts the scored ones have."""
+        if task_ids is None:
+            return max((a for _, a in self.later), default=1 if self.by_task else 0)
+        return max((a for t, a in self.later if t in task_ids),
+                   default=1 if any(t in task_ids for t in self.by_task) else 0)
 
     def only(self, task_ids: set[str]) -> None:
         """Keep the answers of these tasks alone."""
@@ -76,9 +84,13 @@ class Answers:
         self.later = {k: v for k, v in self.later.items() if k[0] in task_ids}
 
 
+MAX_ATTEMPTS = EPOCHS[1]  # attempts per task, as `dptool eval --epochs` allows them
+
+
 def _attempt(record: dict) -> int | None:
     attempt = record.get("attempt", 1)
-    return attempt if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt >= 1 else None
+    return attempt if isinstance(attempt, int) and not isinstance(attempt, bool) and 1 <= attempt <= MAX_ATTEMPTS \
+        else None
 
 
 def _stats(record: dict) -> dict:
@@ -116,8 +128,8 @@ def load_answers(path: str | Path) -> Answers:
                 continue
             task_id, answer, attempt = record["task_id"], record.get("answer"), _attempt(record)
             if attempt is None:
-                answers.problems.append(f"line {i}: attempt {json.dumps(record.get('attempt'))} is not a whole "
-                                        "number from 1 (the line is not scored)")
+                answers.problems.append(f"line {i}: attempt {json.dumps(record.get('attempt'))[:40]} is not a whole "
+                                        f"number from 1 to {MAX_ATTEMPTS} (the line is not scored)")
                 continue
             if isinstance(record.get("bundle"), str):
                 answers.bundles.add(record["bundle"])
@@ -148,15 +160,33 @@ def load_run(path: str | Path) -> Answers:
         except ValueError:
             raise DptoolError(f"{run}: not JSON; it is the run's settings, written by dptool") from None
         answers.run = settings if isinstance(settings, dict) else {}
-        fp = settings.get("bundle") or settings.get("tasks_sha256")
+        fp = answers.run.get("bundle") or answers.run.get("tasks_sha256")
         if isinstance(fp, str) and fp:
             answers.bundles.add(fp)
-        epochs = settings.get("epochs", 1)
-        if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
-            raise DptoolError(f"{run}: epochs is {json.dumps(epochs)}; expected a whole number from 1 (the attempts "
-                              "per task)")
+        epochs = answers.run.get("epochs", 1)
+        if not isinstance(epochs, int) or isinstance(epochs, bool) or not 1 <= epochs <= MAX_ATTEMPTS:
+            raise DptoolError(f"{run}: epochs is {json.dumps(epochs)[:40]}; expected a whole number from 1 to "
+                              f"{MAX_ATTEMPTS} (the attempts per task)")
         answers.epochs = epochs
     return answers
+
+
+CONDITIONS_OF_RULE_TASKS = ("oracle", "no-rule")  # conditions `eval` runs on the rule tier alone
+
+
+def as_run(tasks: list[dict], answers: Answers, selection: Selection, against: str | None = None) \
+        -> tuple[list[dict], str, Selection]:
+    """The tasks a run is scored on and against what, as it ran: a run folder's own selection where none is given
+    (run.json's), the rule tier alone for a run of the oracle or no-rule condition, and against base (the rule-free
+    answers) for a no-rule run unless `against` says otherwise. Returns (tasks, against, selection)."""
+    ran = answers.run
+    if selection.everything and isinstance(ran.get("selection"), dict):
+        selection = Selection.from_dict(ran["selection"])
+    if ran.get("condition") in CONDITIONS_OF_RULE_TASKS:
+        tasks = [t for t in tasks if t.get("tier") == TIERS[-1]]
+        if against is None and ran["condition"] == "no-rule":
+            against = "base"
+    return selection.apply(tasks), against or "gold", selection
 
 
 def check_bundle(answers: Answers, bundle: str | Path, tasks: list[dict], shared_ids: bool) -> list[dict]:
@@ -175,12 +205,21 @@ def check_bundle(answers: Answers, bundle: str | Path, tasks: list[dict], shared
     return [t for t in tasks if t["task_id"] in held]
 
 
-def _group(results: list[dict], key, k: int) -> dict[str, dict]:
+def _group(results: list[dict], key, k: int, failures: bool = False) -> dict[str, dict]:
+    """A cell per group; with `failures`, the group's dominant failure class too ([class, wrong attempts], None
+    when none is wrong)."""
     groups: dict[str, list[dict]] = defaultdict(list)
     for r in results:
         for name in key(r):
             groups[name].append(r)
-    return {name: cell(v, k) for name, v in sorted(groups.items())}
+    return {name: cell(v, k) | ({"dominant_failure": _dominant(v)} if failures else {})
+            for name, v in sorted(groups.items())}
+
+
+def _dominant(results: list[dict]) -> list | None:
+    counts = Counter(a["failure"] for r in results for a in r["attempts"] if not a["correct"])
+    found = dominant(dict(counts))
+    return None if found is None else list(found)
 
 
 def _ci(p: float, n: int) -> list[float]:
@@ -211,19 +250,22 @@ def _mean(values: list[float]) -> float | None:
 
 def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs: int | None = None) -> dict:
     """Score every task's attempts 1..k (a missing answer is wrong: "no answer"; k: `epochs`, else the run's, else
-    the highest attempt the answers hold); accuracy with its interval overall and by group, pass^k for k > 1,
-    why answers were wrong (dptool.evaluate.failures) and each task's seconds, tool calls, SQL errors and tokens."""
-    k = epochs or answers.epochs or max(answers.attempts_held(), 1)
+    the highest attempt the answers of these tasks hold); accuracy with its interval overall and by group, pass^k
+    for k > 1, why answers were wrong (dptool.evaluate.failures) and each task's seconds, tool calls, SQL errors and
+    tokens. Against "base" (the no-rule condition) a task is scored against its rule-free answer: a
+    counterfactual's base applies every rule."""
+    k = epochs or answers.epochs or max(answers.attempts_held({t["task_id"] for t in tasks}), 1)
     results = []
     for task in tasks:
         task_id = task["task_id"]
+        expected = expected_key(task, against)
         attempts = []
         for attempt in range(1, k + 1):
             given = answers.answer(task_id, attempt)
-            verdict = compare(task, given, against=against)
+            verdict = compare(task, given, against=expected)
             attempts.append({"attempt": attempt, "answered": given is not None, "correct": verdict.correct,
                              "reason": verdict.reason, "kind": verdict.kind,
-                             "failure": failure_class(task, given, verdict, against), "answer": given,
+                             "failure": failure_class(task, given, verdict, expected), "answer": given,
                              **answers.stats.get((task_id, attempt), {})})
         shown = next((a for a in attempts if not a["correct"]), attempts[0])  # the first wrong attempt
         results.append({
@@ -232,6 +274,9 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs:
             "tier": task.get("tier", ""),
             "domain": task.get("domain", ""),
             "rule_types": sorted(set(task.get("rule_types") or [])),
+            "metric": metric_of(task),
+            "rule_ids": rules_of(task),
+            "right_without_rules": right_without_rules(task),
             "answered": any(a["answered"] for a in attempts),
             "correct": all(a["correct"] for a in attempts),
             "right": sum(a["correct"] for a in attempts),
@@ -239,7 +284,7 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs:
             "kind": shown["kind"],
             "failure": shown["failure"],
             "question": task.get("question", ""),
-            "expected": task.get(against),
+            "expected": task.get(expected, task.get("gold")),
             "answer": shown["answer"],
             **{stat: _mean([a[stat] for a in attempts if stat in a]) for stat in STATS},
             "attempts": attempts,
@@ -263,6 +308,11 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs:
         "by_tier": {t: c for t, c in sorted(_group(results, lambda r: [r["tier"]], k).items(), key=_tier_order)},
         "by_rule_type": _group(results, lambda r: r["rule_types"] or [NO_RULE], k),
         "by_domain": _group(results, lambda r: [r["domain"]], k),
+        "by_metric": _group(results, lambda r: [r["metric"] or NO_METRIC], k, failures=True),
+        "by_rule": _group(results, lambda r: r["rule_ids"] or [NO_RULE], k, failures=True),
+        # tasks an answer ignoring every rule gets right, by tier: a rule task among them tests no rule
+        "right_without_rules": {t: sum(r["right_without_rules"] for r in results if r["tier"] == t)
+                                for t in sorted({r["tier"] for r in results}, key=_tier_rank)},
         "reasons": dict(sorted(Counter(a["failure"] for a in every if not a["correct"]).items())),
         "usage": {stat: round(sum(a.get(stat, 0) for a in every), 3) for stat in STATS}
         | {"attempts_recorded": sum(1 for a in every if any(stat in a for stat in STATS))},
@@ -271,5 +321,15 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs:
     }
 
 
+def expected_key(task: dict, against: str) -> str:
+    """The task's field an answer is compared with: the gold; against "base", its rule-free answer (a
+    counterfactual's base applies every rule)."""
+    return (rule_free_key(task) or "base") if against == "base" else against
+
+
+def _tier_rank(tier: str) -> tuple[int, str]:
+    return (TIERS.index(tier) if tier in TIERS else len(TIERS), tier)
+
+
 def _tier_order(item: tuple[str, dict]) -> tuple[int, str]:
-    return (TIERS.index(item[0]) if item[0] in TIERS else len(TIERS), item[0])
+    return _tier_rank(item[0])
