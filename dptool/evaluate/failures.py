@@ -17,13 +17,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from dptool.answers import Verdict, Wrong, compare, parse_answer
+from dptool.answers import (
+    CONTRADICTED,
+    FACT,
+    HEDGED,
+    MALFORMED,
+    NO_ANSWER,
+    ROWS,
+    VALUE,
+    VERDICT,
+    Verdict,
+    Wrong,
+    compare,
+    parse_answer,
+)
 from dptool.answers.formats import rows_of
 
 WITHDRAWN_APPLIED = "withdrawn rule still applied"
 RULES_NOT_APPLIED = "rules not applied"
 TRUNCATED = "truncated"
-NAMED = (WITHDRAWN_APPLIED, RULES_NOT_APPLIED, TRUNCATED)  # the failures the benchmark exists to find
+NAMED = (RULES_NOT_APPLIED, WITHDRAWN_APPLIED, TRUNCATED)  # the failures the benchmark exists to find
 LIST_FORMATS = ("ranking", "breakdown")
 COUNTERFACTUAL = "counterfactual"
 
@@ -31,7 +44,20 @@ DEFINITIONS = {  # one line each, as score.md, report.html and compare state the
     WITHDRAWN_APPLIED: "on a counterfactual, the answer with every rule applied, the withdrawn one included",
     RULES_NOT_APPLIED: "the answer computed under no rule, where that answer is not the gold",
     TRUNCATED: "a list with fewer rows than the gold (a preview read instead of the whole result)",
+    NO_ANSWER: "no answer recorded, or an empty one",
+    MALFORMED: "not readable in the answer format the task asks for",
+    HEDGED: "more than one claim where one is asked (a second value, verdict or alternative)",
+    CONTRADICTED: "an answer at odds with itself, or stating the rule the other way round",
+    VALUE: "a value outside the task's tolerance of the gold",
+    VERDICT: "the wrong verdict (pass or fail, direction, significance, which is higher)",
+    ROWS: "the wrong rows: groups missing, added, out of order or with wrong values",
+    FACT: "a knowledge answer missing a key fact of the rule (a threshold, a date, a condition)",
 }
+
+
+def definition(name: str) -> str:
+    """The one-line definition of a failure class ("" for one not defined here)."""
+    return DEFINITIONS.get(name, "")
 
 
 def rule_free_key(task: dict) -> str | None:
