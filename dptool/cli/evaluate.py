@@ -52,7 +52,8 @@ def warn_stale_nodes(bundle: str, tasks: list[dict]) -> None:
 @click.option("--out", default="score", show_default=True, type=click.Path(file_okay=False),
               help="Folder for score.json, score.md and report.html.")
 @click.option("--against", type=click.Choice(AGAINST), default="gold", show_default=True,
-              help="Compare with each task's gold answer, or with its base answer (the no-rule condition).")
+              help="Compare with each task's gold answer, or with its answer under no rule (the no-rule condition: "
+                   "the base, a counterfactual's rule_free).")
 @click.option("--shared-ids", is_flag=True,
               help="Answers made on another bundle (their fingerprint says so): score the tasks of this bundle they "
                    "answer, by id, instead of refusing them.")
@@ -63,10 +64,11 @@ def score_command(bundle, answers, out, against, shared_ids, selection):
     ANSWERS is JSONL (task_id, answer as JSON or text, optional transcript), or a run folder holding
     answers.jsonl and run.json. Accuracy is over every task selected, a task without an answer counting as
     wrong, with its 95 % Wilson interval over tasks, then coverage and the accuracy over the answered; by
-    analysis type, tier, rule type and domain. A run of k attempts per task (records' "attempt", run.json's
-    "epochs") reports pass@1 and pass^k. Wrong answers are classed: "rules not applied" (the answer without
-    the rules), "truncated" (fewer rows than asked), else the comparison's reason. Answers made on another
-    bundle are refused (see --shared-ids).
+    analysis type, tier, rule type, domain, metric and rule. A run of k attempts per task (records' "attempt",
+    run.json's "epochs") reports pass@1 and pass^k. Wrong answers are classed: "rules not applied" (the answer
+    under no rule), "withdrawn rule still applied" (a counterfactual answered with every rule), "truncated"
+    (fewer rows than asked), else the comparison's reason. Answers made on another bundle are refused (see
+    --shared-ids).
     """
     from dptool.evaluate.report import REPORT_FILES, write_reports
     from dptool.evaluate.score import as_run, check_bundle, load_run, load_tasks, score
