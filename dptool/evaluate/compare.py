@@ -264,7 +264,7 @@ def markdown(result: dict, *, full: bool = True) -> str:
 
 # ---- HTML ----------------------------------------------------------------------------------------------------
 
-_COMPARE_CSS = CSS + """td,th{overflow-wrap:anywhere}td.n,th.n{text-align:right;white-space:nowrap}
+_COMPARE_CSS = CSS + """td,th{overflow-wrap:anywhere}td.n,th.n{text-align:right}td.n{white-space:nowrap}
 h3{font-size:1rem;margin:1.2rem 0 .2rem}"""
 
 
@@ -287,8 +287,9 @@ def html(result: dict) -> str:
              f"{_html_table(*leaderboard_rows(result))}</section>"]
     for key, label in (*GROUPS, *TEAM_GROUPS):
         note = f"<p class=muted>{escape(GROUP_NOTE)}</p>" if (key, label) in TEAM_GROUPS else ""
-        parts.append(f"<section><h2>{escape(label)}</h2>{note}{_html_table(*group_rows(result, key), numeric_from=1)}"
-                     "</section>")
+        # a dominant failure class beside each accuracy: cells that wrap, not numbers
+        parts.append(f"<section><h2>{escape(label)}</h2>{note}"
+                     f"{_html_table(*group_rows(result, key), numeric_from=99 if note else 1)}</section>")
     head, rows = failure_rows(result)
     if rows:
         terms = "".join(f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>" for name, text in failure_definitions(result))
