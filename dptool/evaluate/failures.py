@@ -32,13 +32,16 @@ from dptool.answers import (
     parse_answer,
 )
 from dptool.answers.formats import rows_of
+from dptool.generate.rule_free import COUNTERFACTUAL, right_without_rules, rule_free_key
+
+__all__ = ["DEFINITIONS", "NAMED", "RULES_NOT_APPLIED", "TRUNCATED", "WITHDRAWN_APPLIED", "definition", "dominant",
+           "failure_class", "right_without_rules", "rule_free_key", "truncated"]
 
 WITHDRAWN_APPLIED = "withdrawn rule still applied"
 RULES_NOT_APPLIED = "rules not applied"
 TRUNCATED = "truncated"
 NAMED = (RULES_NOT_APPLIED, WITHDRAWN_APPLIED, TRUNCATED)  # the failures the benchmark exists to find
 LIST_FORMATS = ("ranking", "breakdown")
-COUNTERFACTUAL = "counterfactual"
 
 DEFINITIONS = {  # one line each, as score.md, report.html and compare state them
     WITHDRAWN_APPLIED: "on a counterfactual, the answer with every rule applied, the withdrawn one included",
@@ -58,26 +61,6 @@ DEFINITIONS = {  # one line each, as score.md, report.html and compare state the
 def definition(name: str) -> str:
     """The one-line definition of a failure class ("" for one not defined here)."""
     return DEFINITIONS.get(name, "")
-
-
-def rule_free_key(task: dict) -> str | None:
-    """The task's field holding the answer computed under no rule: `rule_free` on a counterfactual (its base applies
-    every rule), else `base`; None where the task has none (a knowledge task, or a counterfactual of an older
-    bundle whose gold applies some rule)."""
-    if task.get("analysis_type") == COUNTERFACTUAL:
-        if task.get("rule_free") is not None:
-            return "rule_free"
-        # no rule left in force: the gold itself is computed under no rule
-        return "gold" if not task.get("rules_in_force") and task.get("gold") is not None else None
-    return "base" if task.get("base") is not None else None
-
-
-def right_without_rules(task: dict) -> bool:
-    """Whether an answer computed under no rule is right: a task no rule governs, or a rule task whose gold is,
-    within its tolerance, its rule-free answer (a counterfactual with no rule left in force, or none that changes
-    its slice), which an agent ignoring the rule documents answers right. A knowledge task never is."""
-    key = rule_free_key(task)
-    return key is not None and (key == "gold" or compare(task, task[key]).correct)
 
 
 def failure_class(task: dict, answer: Any, verdict: Verdict, against: str = "gold") -> str:

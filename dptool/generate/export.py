@@ -17,6 +17,7 @@ from pathlib import Path
 
 from dptool.bundle import RECORD, record_text
 from dptool.errors import DptoolError
+from dptool.generate.rule_free import right_without_rules
 from dptool.generate.sample import ANALYSIS_TYPES
 from dptool.outdir import BUNDLE, check_replaceable, publish, staging_folder
 from dptool.project.catalog import Catalog
@@ -339,8 +340,6 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
 def _tier_table(tasks: list[dict]) -> list[str]:
     """Tasks by tier, with those an answer computed under no rule gets right: every task no rule governs, and the
     rule tasks whose gold is their rule-free answer (they test no rule)."""
-    from dptool.evaluate.failures import right_without_rules
-
     tiers = Counter(t["tier"] for t in tasks)
     right = Counter(t["tier"] for t in tasks if right_without_rules(t))
     return ["### By tier", "", "| | tasks | right without the rules |", "| --- | ---: | ---: |",
