@@ -127,8 +127,8 @@ def test_a_record_without_attempt_is_attempt_1_and_k_is_the_highest_attempt_with
         {"task_id": "t_a", "attempt": 3, "answer": 9.0}])
     answers = load_run(path)
     assert answers.by_task == {"t_a": 1.0} and answers.later == {("t_a", 3): 9.0}
-    assert answers.problems == ["line 3: attempt 0 is not a whole number from 1 (the line is not scored)",
-                                "line 4: attempt true is not a whole number from 1 (the line is not scored)",
+    assert answers.problems == ["line 3: attempt 0 is not a whole number from 1 to 100 (the line is not scored)",
+                                "line 4: attempt true is not a whole number from 1 to 100 (the line is not scored)",
                                 "line 5: a second answer for t_a, attempt 3 (the last one counts)"]
     report = score(TASKS[:2], answers)
     # k = 3 (the highest attempt held): t_a right in attempt 1, missing in 2, wrong in 3; t_b missing thrice
@@ -145,7 +145,7 @@ def test_a_run_json_with_epochs_that_are_not_a_count_is_one_error_line(run):
     (folder / "run.json").write_text(json.dumps({"bundle": fingerprint(bundle), "epochs": "2"}), encoding="utf-8")
     proc = run_cli("score", str(bundle), str(folder), "--out", str(folder / "score"))
     assert (proc.returncode, proc.stderr) == (1, f"error: {folder / 'run.json'}: epochs is \"2\"; expected a whole "
-                                                 "number from 1 (the attempts per task)\n")
+                                                 "number from 1 to 100 (the attempts per task)\n")
 
 
 def test_wilson_and_pass_hat_against_worked_values():

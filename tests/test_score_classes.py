@@ -96,6 +96,11 @@ def test_against_base_a_counterfactual_is_scored_against_its_rule_free_answer():
     assert report["results"][0]["expected"] == {"value": 60.0}
     wrong = score([CF], Answers({"cf_1": {"value": 40.0}}, []), against="base")["results"][0]
     assert (wrong["correct"], wrong["failure"]) == (False, "wrong value")
+    # an older bundle's counterfactual with no rule in force is scored against its gold, and still no miss there
+    # is named for a rule
+    old = {k: v for k, v in CF_NONE_LEFT.items() if k != "rule_free"}
+    wrong = score([old], Answers({"cf_2": {"value": 65.0}}, []), against="base")["results"][0]
+    assert (wrong["correct"], wrong["failure"], wrong["expected"]) == (False, "wrong value", {"value": 70.0})
 
 
 # ---- through the command line --------------------------------------------------------------------------------
@@ -190,6 +195,8 @@ def test_a_line_for_a_task_outside_the_selection_never_changes_the_attempt_count
     answers = write_jsonl(tmp_path / "gold2.jsonl", [*gold, {"task_id": "cf_1", "attempt": 2, "answer": 1}])
     report, _, _ = scored(tmp_path, bundle, answers, "--metric", "orders")
     assert report["epochs"] == 1 and report["overall"]["accuracy"] == 1.0
+    # and the tasks left out are in the bundle: no warning calls them unknown, nor their attempt beyond the run's
+    assert report["answers_file"] == {"problems": [], "unknown_task_ids": []}
 
 
 def test_attempts_and_epochs_beyond_the_bound_are_refused(tmp_path, bundle):

@@ -78,11 +78,12 @@ def score_command(bundle, answers, out, against, shared_ids, selection):
     ran = given.run
     default = click.get_current_context().get_parameter_source("against") is click.core.ParameterSource.DEFAULT
     # a run folder: the tasks it ran, as its condition ran and scores them
-    tasks, against, selection = as_run(load_tasks(bundle), given, selection, None if default else against)
+    every = load_tasks(bundle)
+    tasks, against, selection = as_run(every, given, selection, None if default else against)
     tasks = check_bundle(given, bundle, tasks, shared_ids)
     if not selection.everything:
         click.echo(f"selection: {selection.describe()}{' (as the run ran)' if ran else ''}: {len(tasks)} tasks")
-    report = score(tasks, given, against=against)
+    report = score(tasks, given, against=against, bundle_ids={t["task_id"] for t in every})
     paths = write_reports(report, out, title=f"{Path(answers).name} on {Path(bundle).name}")
     _echo_report(report, paths)
     warn_stale_nodes(bundle, tasks)

@@ -63,7 +63,7 @@ def load_runs(paths: list[str | Path], bundle: str | Path, tasks: list[dict],
                               "runs of one bundle, or give its --bundle")
         scored, against, _ = as_run(tasks, answers, selection or Selection())
         condition = answers.run.get("condition")
-        runs.append(Run(name, path, score(scored, answers, against=against),
+        runs.append(Run(name, path, score(scored, answers, against=against, bundle_ids={t["task_id"] for t in tasks}),
                         condition if isinstance(condition, str) else None,
                         None if not path.is_dir() else answers.run.get("complete") is not False))
     return runs

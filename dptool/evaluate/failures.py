@@ -63,9 +63,10 @@ def definition(name: str) -> str:
     return DEFINITIONS.get(name, "")
 
 
-def failure_class(task: dict, answer: Any, verdict: Verdict, against: str = "gold") -> str:
-    """The class of a wrong answer ("" for a right one). Against base or the rule-free answer (the no-rule
-    condition) rules are not expected, so no answer is classed as missing or misapplying them there."""
+def failure_class(task: dict, answer: Any, verdict: Verdict, against: str = "gold", key: str | None = None) -> str:
+    """The class of a wrong answer ("" for a right one), compared with the task's field `key` (default: `against`).
+    Against base (the no-rule condition) rules are not expected, so no answer is classed as missing or misapplying
+    them there."""
     if verdict.correct:
         return ""
     if answer is None:
@@ -74,11 +75,11 @@ def failure_class(task: dict, answer: Any, verdict: Verdict, against: str = "gol
         counterfactual = task.get("analysis_type") == COUNTERFACTUAL
         if counterfactual and task.get("base") is not None and compare(task, answer, against="base").correct:
             return WITHDRAWN_APPLIED
-        key = rule_free_key(task)
-        if key not in (None, "gold") and compare(task, answer, against=key).correct \
-                and not compare(task, task[key]).correct:
+        free = rule_free_key(task)
+        if free not in (None, "gold") and compare(task, answer, against=free).correct \
+                and not compare(task, task[free]).correct:
             return RULES_NOT_APPLIED
-    if truncated(task, answer, task.get(against)):
+    if truncated(task, answer, task.get(key or against)):
         return TRUNCATED
     return verdict.kind
 

@@ -248,12 +248,14 @@ def _mean(values: list[float]) -> float | None:
     return round(sum(values) / len(values), 3)
 
 
-def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs: int | None = None) -> dict:
+def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs: int | None = None,
+          bundle_ids: set[str] | None = None) -> dict:
     """Score every task's attempts 1..k (a missing answer is wrong: "no answer"; k: `epochs`, else the run's, else
     the highest attempt the answers of these tasks hold); accuracy with its interval overall and by group, pass^k
     for k > 1, why answers were wrong (dptool.evaluate.failures) and each task's seconds, tool calls, SQL errors and
     tokens. Against "base" (the no-rule condition) a task is scored against its rule-free answer: a
-    counterfactual's base applies every rule."""
+    counterfactual's base applies every rule. `bundle_ids`: every task id of the bundle (default: the tasks'), so
+    that an answer to a task left out of the selection is not one "not in the bundle"."""
     k = epochs or answers.epochs or max(answers.attempts_held({t["task_id"] for t in tasks}), 1)
     results = []
     for task in tasks:
@@ -265,7 +267,7 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs:
             verdict = compare(task, given, against=expected)
             attempts.append({"attempt": attempt, "answered": given is not None, "correct": verdict.correct,
                              "reason": verdict.reason, "kind": verdict.kind,
-                             "failure": failure_class(task, given, verdict, expected), "answer": given,
+                             "failure": failure_class(task, given, verdict, against, expected), "answer": given,
                              **answers.stats.get((task_id, attempt), {})})
         shown = next((a for a in attempts if not a["correct"]), attempts[0])  # the first wrong attempt
         results.append({
@@ -284,7 +286,7 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs:
             "kind": shown["kind"],
             "failure": shown["failure"],
             "question": task.get("question", ""),
-            "expected": task.get(expected, task.get("gold")),
+            "expected": task.get("gold") if task.get(expected) is None else task[expected],
             "answer": shown["answer"],
             **{stat: _mean([a[stat] for a in attempts if stat in a]) for stat in STATS},
             "attempts": attempts,
@@ -292,7 +294,7 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs:
     known = {t["task_id"] for t in tasks}
     every = [a for r in results for a in r["attempts"]]
     answered = [a for a in every if a["answered"]]
-    beyond = sorted({a for _, a in answers.later if a > k})
+    beyond = sorted({a for t, a in answers.later if a > k and t in known})
     problems = answers.problems + [f"answers for attempt {a}, beyond the run's {k} epoch{'s' if k > 1 else ''}, "
                                    "not scored" for a in beyond]
     return {
@@ -316,7 +318,8 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs:
         "reasons": dict(sorted(Counter(a["failure"] for a in every if not a["correct"]).items())),
         "usage": {stat: round(sum(a.get(stat, 0) for a in every), 3) for stat in STATS}
         | {"attempts_recorded": sum(1 for a in every if any(stat in a for stat in STATS))},
-        "answers_file": {"problems": problems, "unknown_task_ids": sorted(answers.task_ids() - known)},
+        "answers_file": {"problems": problems, "unknown_task_ids": sorted(
+            answers.task_ids() - (known if bundle_ids is None else bundle_ids))},
         "results": results,
     }
 
