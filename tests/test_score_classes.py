@@ -195,8 +195,11 @@ def test_a_line_for_a_task_outside_the_selection_never_changes_the_attempt_count
     answers = write_jsonl(tmp_path / "gold2.jsonl", [*gold, {"task_id": "cf_1", "attempt": 2, "answer": 1}])
     report, _, _ = scored(tmp_path, bundle, answers, "--metric", "orders")
     assert report["epochs"] == 1 and report["overall"]["accuracy"] == 1.0
-    # and the tasks left out are in the bundle: no warning calls them unknown, nor their attempt beyond the run's
-    assert report["answers_file"] == {"problems": [], "unknown_task_ids": []}
+    # and the tasks left out are in the bundle: no warning calls them unknown, nor their attempt beyond the run's;
+    # they are said to be not selected
+    assert report["answers_file"]["unknown_task_ids"] == []
+    assert report["answers_file"]["problems"] == ["answers for 4 tasks of the bundle not selected, not scored: "
+                                                  "cf_1, cf_2, cf_3, pq_1"]
 
 
 def test_attempts_and_epochs_beyond_the_bound_are_refused(tmp_path, bundle):
@@ -204,7 +207,7 @@ def test_attempts_and_epochs_beyond_the_bound_are_refused(tmp_path, bundle):
     answers = write_jsonl(tmp_path / "many.jsonl", [*gold, {"task_id": "pq_2", "attempt": 10**9, "answer": 3}])
     report, _, _ = scored(tmp_path, bundle, answers)
     assert report["epochs"] == 1 and report["overall"]["accuracy"] == 1.0
-    assert report["answers_file"]["problems"] == ["line 6: attempt 1000000000 is not a whole number from 1 to 100 "
+    assert report["answers_file"]["problems"] == ["line 6: attempt 1000000000 is beyond the 100 attempts a run may hold "
                                                   "(the line is not scored)"]
     run = tmp_path / "run"
     run.mkdir()
