@@ -34,8 +34,9 @@ from dptool.generate.profile import profile_dimensions, unmatched_conditions
 from dptool.generate.proofs import read_proofs
 from dptool.generate.refresh import diff, markdown, read_tasks, reasked, settings_line
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
+from dptool.generate.minimum import read_setting
+from dptool.generate.support import entity_lines, support_texts, supports
 from dptool.generate.support import setting as support_setting
-from dptool.generate.support import support_texts, supports
 from dptool.generate.untasked import untasked
 from dptool.generate.validate import duplicate_questions, identifiers, issues, validate
 from dptool.outdir import BUNDLE, check_replaceable
@@ -227,6 +228,9 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             echo(f"  {line}")
         connection = project.connection()
         dialect = dialect_of(connection.adapter_type)
+        minimum = read_setting(project.project_dir, catalog.project)  # what each group an answer reads rests on
+        for line in entity_lines(catalog, minimum):
+            echo(f"  {line}")
     with stage("graph", f"{len(catalog.metrics)} metrics, {len(catalog.rules)} rules, {len(catalog.tables)} tables"):
         graph = build_graph(catalog)
     reviewer = None
@@ -253,7 +257,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         share = -(-target_tasks // max(1, len(catalog.domains)))
 
         def planned(s):  # a target counts candidates: types a skeleton cannot make do not count
-            return plausible_types(s, catalog, cardinality, support=True)
+            return plausible_types(s, catalog, cardinality, support=True, min_rows=minimum.rows)
 
         skeletons = [s for d in catalog.domains for s, _ in select_skeletons(
             [s for s in pool if catalog.metrics[s.metric].domain == d], catalog.subset(d), cardinality, share,
@@ -273,22 +277,24 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             echo(f"  {parity.summary()}")
     ids = Ids()  # every id of the run: the same question gets the same id, two questions never one
     with stage("instantiate", f"{len(skeletons)} skeletons"):
-        candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids, support=True)
+        candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids, support=True,
+                                 min_rows=minimum.rows)
     with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
-        done = _round(project, candidates, catalog, connection, dialect, progress, reviewer)
+        done = _round(project, candidates, catalog, connection, dialect, progress, reviewer, minimum)
         tried = list(candidates)
     with stage("augment", f"raising every analysis type to {min_per_type} per domain"):
         used = {(c.skeleton.id, c.analysis_type) for c in candidates}
         for round_ in range(AUGMENT_ROUNDS):
             extra, more_options = _augmentation(done.tasks, pool, used, catalog, profiles, cardinality, seed,
-                                                dialect, min_per_type, ids, probes, probe_more, 2 ** round_)
+                                                dialect, min_per_type, ids, probes, probe_more, 2 ** round_,
+                                                minimum.rows)
             if not extra:
                 if more_options:
                     continue  # none of the options tried gave a candidate: the next round tries the next ones
                 break
             used |= {(c.skeleton.id, c.analysis_type) for c in extra}
             tried += extra
-            done.add(_round(project, extra, catalog, connection, dialect, progress, reviewer))
+            done.add(_round(project, extra, catalog, connection, dialect, progress, reviewer, minimum))
         unaskable: dict[str, str] = {}
         if old_tasks is not None:
             # every question of the old bundle that this run did not ask, and the project still can, is asked
@@ -296,7 +302,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             again, unaskable = reasked(old_tasks, catalog, profiles, ids)
             if again:
                 tried += again
-                done.add(_round(project, again, catalog, connection, dialect, progress, reviewer))
+                done.add(_round(project, again, catalog, connection, dialect, progress, reviewer, minimum))
         _drop_duplicates(done)
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
     warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + unwritten + conditions + \
@@ -327,7 +333,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         if manifest_behind_generated(project, manifest):
             project.run("parse")
             manifest = project.load_manifest()  # the semantic layer's metric models are in it now
-    support = support_setting(catalog, tasks)  # the minimum support the card and the kb state
+    support = support_setting(catalog, tasks, minimum)  # the minimum support the card and the kb state
     with stage("export", "writing the bundle"):
         versions = {"dptool": __version__, "dbt-core": dbt_version(), "duckdb": version("duckdb"),
                     "sqlglot": version("sqlglot")}
@@ -396,7 +402,7 @@ def _unchanged_scaffold(macro_sql: str) -> bool:
     return re.fullmatch(r"\s*\{\{-?\s*return\(\s*q\s*\)\s*-?\}\}\s*", body) is not None
 
 
-def _round(project, candidates, catalog, connection, dialect, progress, reviewer=None) -> Round:
+def _round(project, candidates, catalog, connection, dialect, progress, reviewer=None, minimum=None) -> Round:
     """Compile candidates with dbt and run their SQL, answer, phrase and validate them.
 
     With a reviewer (`dptool.generate.judge.Reviewer`), the LLM phrases, stage 1 and the judge validate.
@@ -408,7 +414,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     # two steps per candidate: its gold model compiled, its query run
     # materialize is closed as soon as the loop ends, by an error or Ctrl-C too: its queries still running stop
     # the support queries are compiled in the same `dbt compile` as the gold models (one dbt run per round)
-    support_compiled = support_texts(candidates, catalog)
+    support_compiled = support_texts(candidates, catalog, minimum)
     with click.progressbar(length=2 * len(candidates) + len(support_compiled), label="  gold",
                            file=None if progress else _Null()) as bar, \
             closing(materialize(project, candidates, catalog, connection, on_done=bar.update,
@@ -433,7 +439,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
             out.rows[task["task_id"]] = (outcome.columns, outcome.rows)
     # the rows and entities each answer rests on, and the groups its rules remove (validate's thin_support,
     # removed_group_asked; phrase says when a listing leaves groups out)
-    support = supports(project, builds, catalog, connection, compiled=support_compiled)
+    support = supports(project, builds, catalog, connection, compiled=support_compiled, minimum=minimum)
     for task in list(tasks):
         found = support.get(task["task_id"], "support query: not run")
         if isinstance(found, dict):
@@ -519,7 +525,7 @@ def _drop_duplicates(done: Round) -> None:
 
 
 def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, ids: Ids,
-                  probes, probe_more, widen: int = 1):
+                  probes, probe_more, widen: int = 1, min_rows: int | None = None):
     """Candidates from unused skeletons for every (domain, analysis type) below the minimum; the skeletons
     tried are added to `used`. Each later round (`widen` 2, 4) tries that many times as many: a type still
     short after a round is one whose candidates are mostly dropped. Also says whether options remain untried."""
@@ -539,7 +545,7 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
     for (_domain, kind), (missing, options) in wanted.items():
         tried = options[: 12 * missing * widen]
         made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,), probes=probes, ids=ids,
-                           support=True)
+                           support=True, **({"min_rows": min_rows} if min_rows else {}))
         # three per task missing, and three more: candidates still fail the rule test or have no scorable answer,
         # and where one task is missing its few candidates are often all dropped (a top-k a rule leaves as it is)
         keep = (3 * missing + 3) * widen
