@@ -27,6 +27,7 @@ from dptool.generate.ids import Ids, knowledge_key
 from dptool.generate.instantiate import instantiate, plausible_types
 from dptool.generate.knowledge import knowledge_gaps, knowledge_tasks
 from dptool.generate.materialize import GOLD_DIR, Built, materialize, write_models
+from dptool.generate.minimum import read_setting
 from dptool.generate.parity import check_parity
 from dptool.generate.phrase import phrase
 from dptool.generate.probe import probe
@@ -34,7 +35,6 @@ from dptool.generate.profile import profile_dimensions, unmatched_conditions
 from dptool.generate.proofs import read_proofs
 from dptool.generate.refresh import diff, markdown, read_tasks, reasked, settings_line
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
-from dptool.generate.minimum import read_setting
 from dptool.generate.support import entity_lines, support_texts, supports
 from dptool.generate.support import setting as support_setting
 from dptool.generate.untasked import untasked

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections import Counter
 from contextlib import closing
-from dataclasses import dataclass
 
 from dptool.generate.enrich import period_label
 from dptool.generate.instantiate import Candidate
