@@ -115,9 +115,17 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
     client = configured_llm(llm, project_dir, ollama_host, llm_timeout)
     if client is None and not quiet:
         click.echo("[llm] none configured: template phrasing and stage-1 checks (deterministic)")
-    result = run(project_dir, out, seed=seed, target_tasks=target_tasks, min_per_type=min_per_type,
-                 profiles_dir=profiles_dir, dbt_target=dbt_target, refresh=refresh, echo=echo, progress=not quiet,
-                 rules_dir=rules_dir, llm=client)
+    from dptool.generate.pipeline import NoTask
+
+    try:
+        result = run(project_dir, out, seed=seed, target_tasks=target_tasks, min_per_type=min_per_type,
+                     profiles_dir=profiles_dir, dbt_target=dbt_target, refresh=refresh, echo=echo,
+                     progress=not quiet, rules_dir=rules_dir, llm=client)
+    except NoTask as exc:  # the causes, --quiet or not; then the error line (exit 1)
+        click.echo("")
+        for line in exc.warnings:
+            click.echo(line)
+        raise
     by_type = Counter(t["analysis_type"] for t in result.tasks)
     by_tier = Counter(t["tier"] for t in result.tasks)
     click.echo("")

@@ -37,7 +37,7 @@ from dptool.generate.refresh import diff, markdown, read_tasks, reasked, setting
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
 from dptool.generate.support import entity_lines, support_texts, supports
 from dptool.generate.support import setting as support_setting
-from dptool.generate.untasked import untasked
+from dptool.generate.untasked import absent_types, untasked
 from dptool.generate.validate import duplicate_questions, identifiers, issues, validate
 from dptool.outdir import BUNDLE, check_replaceable
 from dptool.project.catalog import Catalog
@@ -66,6 +66,17 @@ class GenerateResult:
     rows: dict[str, tuple[list[str], list[tuple]]] = field(default_factory=dict)  # task id -> columns, rows read
     warnings: list[str] = field(default_factory=list)  # metrics and rules none of whose candidates ran (SQL errors)
     gold_models: int = 0  # candidates dbt compiled, over every round (the benchmark's cost per gold model)
+
+
+class NoTask(DptoolError):
+    """A run that made no task: its warnings say each metric's cause (the CLI prints them before the error)."""
+
+    def __init__(self, warnings: list[str]):
+        self.warnings = warnings
+        setting = any("dptool_min_support" in w for w in warnings)
+        super().__init__("no task made, no bundle written: each metric's cause is a warning above" + (
+            "; the setting that changes it: the dbt var dptool_min_support in the vars of dbt_project.yml (README: "
+            "\"Minimum support\")" if setting else ""))
 
 
 class Stages:
@@ -322,7 +333,9 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                 done.drops.append((done.reasons[t["task_id"]], describe_task(t)))
         known = kept
         tasks = sorted(known + done.tasks, key=lambda t: t["task_id"])
-        warnings += untasked(catalog, tasks, pool, tried, done.dropped, done.reasons, warnings, proofs.unchanged)
+        warnings += untasked(catalog, tasks, pool, tried, done.dropped, done.reasons, warnings, proofs.unchanged,
+                             minimum)
+        warnings += absent_types(catalog, tasks, SQL_TYPES, tried, done.dropped, done.reasons, profiles, minimum)
         warnings += parity.warnings() if parity is not None else []
         models = write_models(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
                               {t["task_id"]: t["question"] for t in tasks}, out=out,
@@ -333,6 +346,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         if manifest_behind_generated(project, manifest):
             project.run("parse")
             manifest = project.load_manifest()  # the semantic layer's metric models are in it now
+    if not tasks:  # a bundle of no task is no benchmark: the run fails and the last good bundle and models stay
+        raise NoTask(warnings)
     support = support_setting(catalog, tasks, minimum)  # the minimum support the card and the kb state
     with stage("export", "writing the bundle"):
         versions = {"dptool": __version__, "dbt-core": dbt_version(), "duckdb": version("duckdb"),
