@@ -19,7 +19,7 @@ MIN_WINDOW_SHARE = 0.03  # a window must hold this share of the dimension's rows
 # a ranked group must hold this many rows (a ranking of tiny groups is noise): the minimum support's rows, the dbt
 # var dptool_min_support (dptool.generate.minimum), 30 by default
 MIN_GROUP_ROWS = MIN_ROWS
-SLICE_MARGIN = 4 / 3  # a slice value must have this many times the minimum rows overall (40 for 30)
+MIN_SLICE_ROWS = 40  # a slice value must have at least this many rows overall (at the default minimum; it scales)
 MAX_BREAKDOWN_GROUPS = 30  # a decomposition lists every group: a few dozen at most
 
 
@@ -387,7 +387,7 @@ def _frequent(profile: DimensionProfile, fact_rows: int = 0, min_rows: int = MIN
     stands for many of the metric's rows (`fact_rows`: Berka's eight regions live in a 77-row district
     table, yet each holds thousands of transactions)."""
     total = sum(n for _, n in profile.top_values) if profile.distinct <= len(profile.top_values) else 0
-    need = SLICE_MARGIN * min_rows
+    need = MIN_SLICE_ROWS * min_rows / MIN_GROUP_ROWS
     return [v for v, n in profile.top_values if n >= need or (total and n / total * fact_rows >= need)][:8]
 
 
