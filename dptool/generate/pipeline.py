@@ -20,6 +20,8 @@ import click
 from dptool import __version__
 from dptool.bundle import read_record
 from dptool.errors import DptoolError
+from dptool.generate.aliases import note as alias_note
+from dptool.generate.aliases import one_to_one
 from dptool.generate.enrich import NotScorable, answer
 from dptool.generate.export import card, describe, describe_task, write_bundle
 from dptool.generate.graph import build_graph, graph_stats, graph_to_json
@@ -254,6 +256,9 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             profiles = profile_dimensions(catalog, wh)
             conditions = unmatched_conditions(catalog, wh, manifest)
             proofs = read_proofs(manifest, catalog, wh)
+            aliases = one_to_one(catalog, wh, profiles)  # brand_id and brand_name: one question, not two
+        for line in alias_note(catalog, aliases):
+            echo(f"  {line}")
         for line in conditions:
             echo(f"  {line}")
         if proofs.unchanged:
@@ -262,7 +267,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         cardinality = {k: p.distinct for k, p in profiles.items()}
         catalog.dimension_weight = {k: sum(n for *_, n in p.months) or sum(n for _, n in p.top_values)
                                     for k, p in profiles.items()}
-        pool = enumerate_skeletons(catalog)
+        pool = [s for s in enumerate_skeletons(catalog) if s.dimension not in aliases]
         # the target is shared equally by the domains: one domain's many rule subsets must not crowd out
         # another's (each domain is its own connected part of the graph, so MMR runs per domain)
         share = -(-target_tasks // max(1, len(catalog.domains)))
