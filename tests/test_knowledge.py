@@ -138,6 +138,10 @@ def test_key_facts_of_the_passage():
     ("A seller is active if:\n\n1. the seller sold **at least one item**; and\n2) the score is at least 3.0.",
      ["3.0", "at least one item"]),
     ("- 1. first\n 12.5% of the fee is refunded.", ["12.5%"]),
+    # a month and year keep the month; a US-style date keeps its day; neither is read as a bare year
+    ("Invoices issued from July 2024 are spread monthly.", ["2024-07"]),
+    ("Since March, 2023 the cap is 40.", ["2023-03", "40"]),
+    ("Effective July 1, 2024 and from 1 August 2024.", ["2024-08-01", "2024-07-01"]),
 ])
 def test_key_facts(text, facts):
     assert key_facts(text) == facts

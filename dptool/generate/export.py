@@ -152,7 +152,7 @@ def write_domain_kb(folder: Path, catalog: Catalog, domain: str, support=None) -
             f"- Domain: {m.domain}",
             f"- Tier: {m.tier}" if m.tier else "- Tier: —",
             f"- Formula: {m.formula}",
-            f"- Unit: {m.unit or '—'} ({m.format})",
+            f"- Unit: {unit_text(m)}",
             f"- Tables: {tables}",
             period_line(m, catalog),
             f"- Row grain: {m.grain} (one row each: counts, sums and averages run over these rows)",
@@ -168,6 +168,17 @@ def write_domain_kb(folder: Path, catalog: Catalog, domain: str, support=None) -
             lines += ["", m.description.strip()]
         lines.append("")
     (folder / "metrics.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+NO_UNIT = {"number": "a plain number (no unit declared)", "percent": "a percentage",
+           "currency": "an amount of money (no currency declared)"}
+
+
+def unit_text(m) -> str:
+    """A metric's unit as a person says it: `USD (currency)`; without a declared unit, what its format says."""
+    if m.unit:
+        return f"{m.unit} ({m.format})"
+    return NO_UNIT.get(m.format, f"no unit declared ({m.format})")
 
 
 def policies_line(metric, catalog: Catalog) -> str:
