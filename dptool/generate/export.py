@@ -123,13 +123,22 @@ def write_kb(folder: Path, catalog: Catalog, support=None) -> None:
 
 
 def titled(rule) -> str:
-    """A rule's document headed by its title, once: a document that starts with it is not given it again."""
-    text = rule.document.strip()
-    first = text.splitlines()[0] if text else ""
-    if " ".join(first.removeprefix("# ").split()).casefold() != " ".join(rule.title.split()).casefold() \
-            or not first.startswith("# "):
-        text = f"# {rule.title}\n\n{text}"
-    return text
+    """A rule's document under one top-level heading, its title: a document that starts with it is not given it
+    again, and a top-level heading of its own below the title becomes a second-level one."""
+    lines = rule.document.strip().splitlines()
+    first = lines[0] if lines else ""
+    if first.startswith("# ") and \
+            " ".join(first.removeprefix("# ").split()).casefold() == " ".join(rule.title.split()).casefold():
+        head, body = first, lines[1:]
+    else:
+        head, body = f"# {rule.title}", ["", *lines]
+    fenced = False
+    for i, line in enumerate(body):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and line.startswith("# "):
+            body[i] = "#" + line
+    return "\n".join([head, *body]) if lines else head
 
 
 def write_domain_kb(folder: Path, catalog: Catalog, domain: str, support=None) -> None:
