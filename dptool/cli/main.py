@@ -71,8 +71,8 @@ def main():
               help="Folder of the benchmark bundle: new, empty, or a bundle dptool wrote (any other folder is "
                    "refused before any work); replaced only once the new one is complete.")
 @click.option("--target", "target_tasks", default=60, show_default=True, type=click.IntRange(1),
-              help="How many tasks the sampled skeletons should yield before validation, shared equally by "
-                   "the domains.")
+              help="What the sampler aims at, not an exact count: the candidates its skeletons should yield, "
+                   "shared equally by the domains; --min-per-type then adds more, and validation drops some.")
 @click.option("--min-per-type", default=10, show_default=True, type=click.IntRange(0),
               help="Raise every analysis type to this many tasks per domain from unused skeletons.")
 @click.option("--refresh", default=None, type=click.Path(file_okay=False, exists=True),
