@@ -452,8 +452,13 @@ def _proofs_section(proofs, catalog: Catalog) -> list[str]:
         for rule_id, metric_id in proofs.unchanged:
             rule, metric = catalog.rules[rule_id], catalog.metrics[metric_id]
             rows.append(f"- {rule.title} (`{rule_id}`) leaves {metric.label} (`{metric_id}`) unchanged")
-    else:
+    elif proofs.proofs:
         rows.append("- none: every proven rule changes its metric")
+    elif not catalog.rules:
+        rows.append("- none: the project declares no rule")
+    else:  # nothing was checked: claim nothing
+        rows.append("- not checked: no catalog-level proof has rows (run the `dbt build` `dptool init` sets up, "
+                    "with the dptool package's proof models, before generate)")
     rows += [f"- not read: {_cell(line)}" for line in proofs.unread]
     return rows + [""]
 
