@@ -42,6 +42,7 @@ from dptool.generate.support import setting as support_setting
 from dptool.generate.untasked import absent_types, untasked
 from dptool.generate.validate import duplicate_questions, identifiers, issues, validate
 from dptool.outdir import BUNDLE, check_replaceable
+from dptool.progress import progressbar
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import DbtProject, dbt_version
 from dptool.project.digests import snapshot
@@ -435,7 +436,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     # materialize is closed as soon as the loop ends, by an error or Ctrl-C too: its queries still running stop
     # the support queries are compiled in the same `dbt compile` as the gold models (one dbt run per round)
     support_compiled = support_texts(candidates, catalog, minimum)
-    with click.progressbar(length=2 * len(candidates) + len(support_compiled), label="  gold",
+    with progressbar(length=2 * len(candidates) + len(support_compiled), label="  gold",
                            file=None if progress else _Null()) as bar, \
             closing(materialize(project, candidates, catalog, connection, on_done=bar.update,
                                 also=support_compiled)) as outcomes:
