@@ -61,7 +61,7 @@ def test_the_defaults_count_the_declared_entity_and_make_tasks(project):
     assert why in proc.stdout
     card = (project / "bundle" / "card.md").read_text(encoding="utf-8")
     assert why.removeprefix("warning: ") in card
-    assert "no significance_testing task: no metric is an average" in proc.stdout + card
+    assert "no significance_testing task: no metric is an average of one measure" in proc.stdout + card
     # row nouns a person says: the primary entity, not the semantic model's name
     grouped = [t["question"] for t in tasks if t["analysis_type"] in ("ranking", "decomposition")]
     assert grouped and all("at least 30 sales" in q for q in grouped), grouped[:2]

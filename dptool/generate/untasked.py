@@ -102,7 +102,7 @@ def absent_types(catalog: Catalog, tasks: list[dict], types: tuple[str, ...], ca
         tried = [c for c in candidates if c.analysis_type == kind]
         why = ""
         if kind == "significance_testing" and not any(_is_avg(m.value) for m in catalog.metrics.values()):
-            why = "no metric is an average (a test compares the means of two groups)"
+            why = "no metric is an average of one measure, avg(…) (a test compares the means of two groups)"
         elif kind == "counterfactual" and not catalog.rules:
             why = "no business rule (a counterfactual withdraws one)"
         elif kind == "trend_analysis":
