@@ -149,5 +149,5 @@ def test_a_malformed_setting_is_one_line_naming_its_key(tmp_path, value, key):
 
 
 def test_entity_nouns():
-    assert [noun(c) for c in ("sale_id", "order", "company", "address", "day")] == [
-        "sales", "orders", "companies", "addresses", "days"]
+    assert [noun(c) for c in ("sale_id", "order", "company", "address", "day", "id_customer")] == [
+        "sales", "orders", "companies", "addresses", "days", "customers"]
