@@ -66,6 +66,13 @@ def test_the_defaults_count_the_declared_entity_and_make_tasks(project):
     grouped = [t["question"] for t in tasks if t["analysis_type"] in ("ranking", "decomposition")]
     assert grouped and all("at least 30 sales" in q for q in grouped), grouped[:2]
     assert not [t for t in tasks if "brand revenues" in t["question"]]
+    # four names of one thing in the data (5 brands, each its own class and sub-class): asked once, by one of them
+    assert "note: brand_id, sub_class, therapeutic_class are one-to-one with brand_name in the data" in proc.stdout
+    dimensions = {t["dimension"] for t in tasks}
+    assert "brand_name" in dimensions and not dimensions & {"brand_id", "sub_class", "therapeutic_class"}
+    # a unit a person says, not "— (number)"
+    metrics_md = next((project / "bundle" / "kb").glob("*/metrics.md")).read_text(encoding="utf-8")
+    assert "- Unit: a plain number (no unit declared)" in metrics_md and "— (number)" not in metrics_md
 
 
 def test_a_lowered_minimum_gives_trends_and_says_its_number(project):
