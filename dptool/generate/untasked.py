@@ -40,7 +40,7 @@ def untasked(catalog: Catalog, tasks: list[dict], pool: list, candidates: list, 
         more = len(counted) - MAX_REASONS
         thin = any("thin_support" in r for r in counted)
         return "; ".join(parts) + (f"; and {more} other reason{'s' if more > 1 else ''}" if more > 0 else "") + \
-            (f" ({setting_hint(minimum or Setting())})" if thin else "")
+            (f"; {setting_hint(minimum or Setting())}" if thin else "")
 
     for metric_id in sorted(catalog.metrics):
         if metric_id in with_task or f"metric {metric_id}:" in said:
@@ -81,8 +81,8 @@ def _reason(c, dropped: dict[str, str], reasons: dict[str, str]) -> str:
 
 def setting_hint(minimum: Setting) -> str:
     """What changes a drop for thin support: the var, as it is now."""
-    return (f"resting on fewer than the minimum support, dbt var {VAR} {minimum.var_text()}: lower `rows` or "
-            f"`entities`, or set `entity`, in the vars of dbt_project.yml")
+    return (f"to keep those of thin_support: lower `rows` or `entities`, or set `entity`, of the dbt var {VAR} "
+            f"{minimum.var_text()} in the vars of dbt_project.yml")
 
 
 def absent_types(catalog: Catalog, tasks: list[dict], types: tuple[str, ...], candidates: list,
