@@ -78,8 +78,8 @@ class NoTask(DptoolError):
         self.warnings = warnings
         setting = any("dptool_min_support" in w for w in warnings)
         super().__init__("no task made, no bundle written: each metric's cause is a warning above" + (
-            "; the setting that changes it: the dbt var dptool_min_support in the vars of dbt_project.yml (README: "
-            "\"Minimum support\")" if setting else ""))
+            "; the setting that changes it: the dbt var dptool_min_support in the vars of dbt_project.yml "
+            "(docs/your-project.md, \"Minimum support\")" if setting else ""))
 
 
 class Stages:
