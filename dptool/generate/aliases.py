@@ -14,6 +14,7 @@ from sqlglot import exp
 from dptool.generate.profile import DimensionProfile
 from dptool.project.catalog import Catalog
 from dptool.project.warehouse import Warehouse
+from dptool.sql import column as sql_column
 
 ID_SUFFIXES = ("_id", "_key", "_code", "_sk", "id")
 
@@ -49,11 +50,11 @@ def _paired(warehouse: Warehouse, table, a, b, profiles: dict[str, DimensionProf
     """Whether two columns' values pair one-to-one (NULL counted as a value)."""
     if profiles[a.id].distinct != profiles[b.id].distinct:
         return False
-    def distinct(*columns) -> exp.Expression:
-        rows = exp.select(*(exp.column(c) for c in columns)).distinct().from_(table.copy()).subquery("d")
+    def distinct(*dims) -> exp.Expression:  # quoted as the project's columns are (dptool.sql.column)
+        rows = exp.select(*(sql_column(d.column, d.quote) for d in dims)).distinct().from_(table.copy()).subquery("d")
         return exp.select(exp.func("count", exp.Star())).from_(rows).subquery()
 
-    sql = exp.select(distinct(a.column, b.column), distinct(a.column), distinct(b.column))
+    sql = exp.select(distinct(a, b), distinct(a), distinct(b))
     n_pairs, n_first, n_second = warehouse.query(sql.sql(warehouse.dialect))[1][0]
     return n_pairs == n_first == n_second
 
