@@ -325,6 +325,23 @@ def test_trend_candidate():
     assert c.encoding == "timestamp"
 
 
+def test_every_threshold_follows_the_minimum_support():
+    """20 rows a month: at the default minimum (30 rows, with a margin) no month of a trend can rest on enough rows;
+    at a minimum of 10, trends are drawn, and rankings and breakdowns ask for groups of 10 rows."""
+    profiles = {**PROFILES, ORDERED_AT: DimensionProfile(240, months=months((2017, 1), (2017, 12), rows=20),
+                                                         encoding="timestamp")}
+    trend = dict(types=("trend_analysis",), support=True)
+    assert instantiate(SKELETONS[3:4], SHOP, profiles, seed=42, dialect="duckdb", **trend) == []
+    (c,) = instantiate(SKELETONS[3:4], SHOP, profiles, seed=42, dialect="duckdb", min_rows=10, **trend)
+    assert c.analysis_type == "trend_analysis" and c.window.months >= 6
+    grouped = instantiate(SKELETONS[2:3], SHOP, PROFILES, seed=42, dialect="duckdb", support=True, min_rows=12,
+                          types=("ranking", "decomposition"))
+    assert grouped and {(c.min_rows, c.slice["min_group_rows"]) for c in grouped} == {(12, 12)}
+    default = instantiate(SKELETONS[2:3], SHOP, PROFILES, seed=42, dialect="duckdb", support=True,
+                          types=("ranking", "decomposition"))
+    assert {c.min_rows for c in default} == {MIN_GROUP_ROWS}
+
+
 def test_trend_needs_a_temporal_dimension():
     # a skeleton that claims to be temporal on a spatial dimension gets no trend: the catalog decides
     odd = Skeleton("avg_order_value", STATE, "temporal", (), AOV_TABLES)

@@ -138,6 +138,10 @@ def test_key_facts_of_the_passage():
     ("A seller is active if:\n\n1. the seller sold **at least one item**; and\n2) the score is at least 3.0.",
      ["3.0", "at least one item"]),
     ("- 1. first\n 12.5% of the fee is refunded.", ["12.5%"]),
+    # a month and year keep the month; a US-style date keeps its day; neither is read as a bare year
+    ("Invoices issued from July 2024 are spread monthly.", ["2024-07"]),
+    ("Since March, 2023 the cap is 40.", ["2023-03", "40"]),
+    ("Effective July 1, 2024 and from 1 August 2024.", ["2024-08-01", "2024-07-01"]),
 ])
 def test_key_facts(text, facts):
     assert key_facts(text) == facts
@@ -410,3 +414,19 @@ def test_a_row_count_s_1_is_no_fact(formula):
     assert metric_task(replace(SHOP.metrics["paid_rate"], formula=formula)) is None
     kept = metric_task(replace(SHOP.metrics["paid_rate"], formula=f"{formula} where amount > 10"))
     assert kept["gold"]["facts"] == ["10"]
+
+
+@pytest.mark.parametrize(("document", "expected"), [
+    ("# Exclude tests\n\n## Rule\n\nx", "# Exclude tests\n\n## Rule\n\nx"),  # headed by its title: kept
+    ("## Rule\n\nx", "# Exclude tests\n\n## Rule\n\nx"),
+    # a heading of its own: one top-level heading still, the title; its own one level down (code left alone)
+    ("# Test accounts policy\n\n## Rule\n\nx\n\n```\n# a comment\n```",
+     "# Exclude tests\n\n## Test accounts policy\n\n## Rule\n\nx\n\n```\n# a comment\n```"),
+])
+def test_a_rule_document_has_one_top_level_heading(document, expected):
+    from dptool.generate.export import titled
+
+    rule = replace(next(iter(SHOP.rules.values())), title="Exclude tests", document=document)
+    text = titled(rule)
+    assert text == expected
+    assert sum(1 for line in text.splitlines() if line.startswith("# ")) == 1 + text.count("# a comment")

@@ -128,7 +128,7 @@ RULE_DOC = "models/ecommerce/docs/rule__delivery_sla_grace_period.md"
 
 @pytest.mark.parametrize(("path", "change", "shown"), [
     (RULE_DOC, lambda t: t.replace("1", "2", 1), f"older than {RULE_DOC} (changed since dbt parsed"),
-    ("dbt_project.yml", lambda t: t + "\n# edited\n", "older than dbt_project.yml ("),
+    ("dbt_project.yml", lambda t: t + "\n# edited\n", "older than dbt_project.yml (changed since dbt parsed"),
     (RULE_MACRO, None, f"older than {RULE_MACRO} (deleted since dbt parsed"),
     ("macros/ecommerce/rule__mine.sql", "{% macro rule__mine(q) %}{{ return(q) }}{% endmacro %}\n",
      "older than macros/ecommerce/rule__mine.sql (new since dbt parsed"),

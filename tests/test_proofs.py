@@ -53,3 +53,18 @@ def test_a_rule_that_changes_nothing_is_named_with_its_metric(tmp_path):
         missing = read_proofs(_proof_manifest('"w"."main"."not_built"'), SHOP, wh)
     assert missing.proofs == 0 and missing.unchanged == [] and len(missing.unread) == 1
     assert missing.unread[0].startswith("test.shop.proof: ") and "not_built" in missing.unread[0]
+
+
+def test_the_card_claims_only_what_proofs_checked():
+    """"every proven rule changes its metric" only when proofs were read; without rows, "not checked"."""
+    from dataclasses import replace
+
+    from dptool.generate.export import _proofs_section
+    from dptool.generate.proofs import ProofFindings
+
+    shop = SHOP
+    assert "- none: every proven rule changes its metric" in _proofs_section(ProofFindings(proofs=3), shop)
+    unread = _proofs_section(ProofFindings(proofs=0), shop)
+    assert not [line for line in unread if "every proven rule" in line]
+    assert any(line.startswith("- not checked: no catalog-level proof has rows") for line in unread)
+    assert "- none: the project declares no rule" in _proofs_section(ProofFindings(), replace(shop, rules={}))

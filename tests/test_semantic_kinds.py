@@ -101,7 +101,9 @@ def test_every_imported_metric_has_tasks_or_a_warning_that_names_why(run):
     # the fixture's returns are few: every Return Rate candidate rests on fewer than the minimum support
     assert by_metric == TRANSLATED - {"return_rate"}
     (warning,) = [line for line in proc.stdout.splitlines() if line.startswith("warning: metric ")]
-    assert warning.startswith("warning: metric return_rate: no task: all ") and warning.endswith("thin_support")
+    assert warning.startswith("warning: metric return_rate: no task: all ") and "thin_support" in warning
+    assert warning.endswith("; to keep those of thin_support: lower `rows` or `entities`, or set `entity`, of the dbt "
+                            "var dptool_min_support {rows: 30, entities: 10} in the vars of dbt_project.yml")
 
 
 def test_metricflow_agrees_on_every_compared_metric(run):
@@ -132,12 +134,13 @@ def test_a_flipped_filter_is_caught(run, tmp_path):
     clone = DbtProject(root)
     parity = check_parity(clone, _catalog(clone, manifest), clone.connection())
     assert parity.summary() == "MetricFlow parity: 15 of 16 metrics equal (1 not compared)"
-    warnings = parity.warnings()
-    assert warnings and all(w.startswith("warning: metric completed_revenue (completed_revenue), ") for w in warnings)
-    overall = next(w for w in warnings if ", overall: " in w)
-    assert overall.startswith("warning: metric completed_revenue (completed_revenue), overall: dptool ")
-    assert ", MetricFlow " in overall
-    assert any(w.endswith(" for north") for w in warnings)  # by region, the group named
+    # one warning for the metric, not one per group: how many groups differ, where, and one example
+    (warning,) = parity.warnings()
+    assert warning.startswith("warning: metric completed_revenue (completed_revenue): MetricFlow parity: ")
+    assert " groups differ in overall, " in warning and "; e.g. overall: dptool " in warning
+    assert ", MetricFlow " in warning
+    by_region = next(s for s in parity.slices if s.metric == "completed_revenue" and s.name == "by region")
+    assert any(d.endswith(" for north") for d in by_region.differences)  # the card's example names the group
 
 
 def test_an_expression_time_dimension_places_rows_by_its_column(run):

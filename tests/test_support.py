@@ -6,7 +6,11 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
+
+from dptool.errors import DptoolError
 from dptool.generate.instantiate import Candidate
+from dptool.generate.minimum import Setting, noun, read_setting
 from dptool.generate.sample import Skeleton
 from dptool.generate.support import MIN_ENTITIES, MIN_ROWS, record, thin
 from dptool.generate.validate import CHECKS, identifiers, issues
@@ -114,3 +118,36 @@ def test_record_from_support_rows():
     # a point query lists no groups: nothing it asks for is removed
     assert record(_candidate("point_query"), ["variant", "value"], [("gold", 1.0), ("base", 2.0)],
                   SUPPORT_COLUMNS[1:], [r[1:] for r in rows[:1]])["removed"] == []
+
+
+def _project(tmp_path, vars_text: str):
+    (tmp_path / "dbt_project.yml").write_text(f"name: shop\nversion: '1'\nprofile: shop\n{vars_text}",
+                                              encoding="utf-8")
+    return tmp_path
+
+
+def test_the_setting_as_dbt_project_yml_sets_it(tmp_path):
+    """Every key of dptool_min_support, global or scoped to the project; the defaults without it; the card's
+    sentence writes `entity` when it is set."""
+    assert read_setting(_project(tmp_path, "")) == Setting(MIN_ROWS, MIN_ENTITIES)
+    got = read_setting(_project(tmp_path, "vars:\n  dptool_min_support: {rows: 10, entities: 5, entity: sale_id}\n"))
+    assert (got.rows, got.entities, got.chosen) == (10, 5, ("sale_id",))
+    assert "{rows: 10, entities: 5, entity: sale_id}" in got.sentence()
+    scoped = read_setting(_project(tmp_path, "vars:\n  dptool_min_support: {rows: 99}\n"
+                                             "  shop:\n    dptool_min_support: {rows: 12}\n"))
+    assert (scoped.rows, scoped.entities, scoped.chosen) == (12, MIN_ENTITIES, ())
+    assert "entity" not in scoped.var_text()
+
+
+@pytest.mark.parametrize(("value", "key"), [("{rows: 0}", "rows"), ("{entities: many}", "entities"),
+                                            ("{entity: [1]}", "entity"), ("{rowz: 3}", "rowz"), ("30", "")])
+def test_a_malformed_setting_is_one_line_naming_its_key(tmp_path, value, key):
+    with pytest.raises(DptoolError) as caught:
+        read_setting(_project(tmp_path, f"vars:\n  dptool_min_support: {value}\n"))
+    message = str(caught.value)
+    assert "\n" not in message and "dbt_project.yml: vars.dptool_min_support" + (f".{key}" if key else "") in message
+
+
+def test_entity_nouns():
+    assert [noun(c) for c in ("sale_id", "order", "company", "address", "day", "id_customer")] == [
+        "sales", "orders", "companies", "addresses", "days", "customers"]

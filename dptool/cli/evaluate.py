@@ -13,6 +13,7 @@ from dptool.cli.options import MAX_LLM_TIMEOUT, Finite, selection_options
 from dptool.errors import DptoolError
 from dptool.evaluate import limits
 from dptool.outdir import check_file, check_files, open_run_folder, write_file
+from dptool.progress import progressbar
 from dptool.project.lock import LOCK, hold
 
 BUNDLE = click.argument("bundle", type=click.Path(exists=True, file_okay=False))
@@ -114,7 +115,7 @@ def answer_command(bundle, agent, out, selection):
     # a stage line first, as generate's: the run takes a minute on the demo, and the bar is a label alone off a terminal
     click.echo(f"[answer] {agent} on {len(tasks)} tasks of {bundle}" + (
         ": each task's base_sql and gold_sql run on the bundle's warehouse" if agent != "empty" else ""))
-    with click.progressbar(length=len(tasks), label=f"  {agent}", file=sys.stderr) as bar:
+    with progressbar(length=len(tasks), label=f"  {agent}", file=sys.stderr) as bar:
         records = reference_answers(bundle, agent, tasks, on_done=lambda: bar.update(1))
     write_file(out, "".join(json.dumps({**record, "bundle": fp}, sort_keys=True, ensure_ascii=False) + "\n"
                             for record in records))
@@ -212,7 +213,7 @@ def eval_command(bundle, model, condition, out, max_turns, sql_timeout, sql_memo
     count, invalid = 0, 0
     try:
         with Agent(llm, bundle, settings) as agent, \
-                click.progressbar(length=len(todo), label=f"  {unit}", file=sys.stderr) as bar:
+                progressbar(length=len(todo), label=f"  {unit}", file=sys.stderr) as bar:
             def step(transcript):
                 nonlocal count, invalid
                 count += 1

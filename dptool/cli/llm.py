@@ -12,6 +12,7 @@ import click
 from dptool.cli.options import MAX_LLM_TIMEOUT, Finite, project_options
 from dptool.errors import DptoolError
 from dptool.outdir import check_file, write_file
+from dptool.progress import progressbar
 
 # a rule document, the metric catalog and a gold SQL query do not fit Ollama's default 2,048-token window
 LLM_OPTIONS = {"num_ctx": 8192}
@@ -137,7 +138,7 @@ def judge_agreement_command(llm, ollama_host, llm_timeout, sample, project_dir, 
     prompt = load_prompt("judge", PROMPT_VERSIONS["judge"])
     client.ensure_model()
     verdicts = []
-    with click.progressbar(items, label="  judging", file=sys.stderr) as bar:
+    with progressbar(items, label="  judging", file=sys.stderr) as bar:
         for item in bar:
             verdicts.append(judge(client, prompt, item["task"], item["context"]))
     result = agreement(items, verdicts)

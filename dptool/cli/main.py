@@ -88,8 +88,8 @@ def main():
               help="Folder of the benchmark bundle: new, empty, or a bundle dptool wrote (any other folder is "
                    "refused before any work); replaced only once the new one is complete.")
 @click.option("--target", "target_tasks", default=60, show_default=True, type=click.IntRange(1),
-              help="How many tasks the sampled skeletons should yield before validation, shared equally by "
-                   "the domains.")
+              help="What the sampler aims at, not an exact count: the candidates its skeletons should yield, "
+                   "shared equally by the domains; --min-per-type then adds more, and validation drops some.")
 @click.option("--min-per-type", default=10, show_default=True, type=click.IntRange(0),
               help="Raise every analysis type to this many tasks per domain from unused skeletons.")
 @click.option("--refresh", default=None, type=click.Path(file_okay=False, exists=True),
@@ -132,9 +132,17 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
     client = configured_llm(llm, project_dir, ollama_host, llm_timeout)
     if client is None and not quiet:
         click.echo("[llm] none configured: template phrasing and stage-1 checks (deterministic)")
-    result = run(project_dir, out, seed=seed, target_tasks=target_tasks, min_per_type=min_per_type,
-                 profiles_dir=profiles_dir, dbt_target=dbt_target, refresh=refresh, echo=echo, progress=not quiet,
-                 rules_dir=rules_dir, llm=client)
+    from dptool.generate.pipeline import NoTask
+
+    try:
+        result = run(project_dir, out, seed=seed, target_tasks=target_tasks, min_per_type=min_per_type,
+                     profiles_dir=profiles_dir, dbt_target=dbt_target, refresh=refresh, echo=echo,
+                     progress=not quiet, rules_dir=rules_dir, llm=client)
+    except NoTask as exc:  # the causes, --quiet or not; then the error line (exit 1)
+        click.echo("")
+        for line in exc.warnings:
+            click.echo(line)
+        raise
     by_type = Counter(t["analysis_type"] for t in result.tasks)
     by_tier = Counter(t["tier"] for t in result.tasks)
     click.echo("")

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
-import click
 from rank_bm25 import BM25Okapi
 
 from dptool.errors import DptoolError
 from dptool.generate.materialize import rows_differ
 from dptool.outdir import BUNDLE, update_files
+from dptool.progress import progressbar
 from dptool.project.batch import compile_texts
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import DbtProject
@@ -92,7 +92,7 @@ def run_pairing(project: DbtProject, catalog: Catalog, tasks: list[dict], seed: 
     # texts of one metric together: a batch injects the metric models of all its texts
     order = sorted(plan, key=lambda p: (p["spec"]["metric"], p["model"]))
     # two steps per pairing: compiled, run
-    with click.progressbar(length=2 * len(plan), label="  pairings", file=sys.stderr if progress else _Null()) as bar:
+    with progressbar(length=2 * len(plan), label="  pairings", file=sys.stderr if progress else _Null()) as bar:
         compiled = compile_texts(project, {p["model"]: _model_sql(p, catalog) for p in order}, bar.update)
         runnable = [p for p in plan if compiled[p["model"]].sql is not None]
         bar.update(len(plan) - len(runnable))  # a pairing that does not compile runs nothing

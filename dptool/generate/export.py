@@ -124,13 +124,22 @@ def write_kb(folder: Path, catalog: Catalog, support=None) -> None:
 
 
 def titled(rule) -> str:
-    """A rule's document headed by its title, once: a document that starts with it is not given it again."""
-    text = rule.document.strip()
-    first = text.splitlines()[0] if text else ""
-    if " ".join(first.removeprefix("# ").split()).casefold() != " ".join(rule.title.split()).casefold() \
-            or not first.startswith("# "):
-        text = f"# {rule.title}\n\n{text}"
-    return text
+    """A rule's document under one top-level heading, its title: a document that starts with it is not given it
+    again, and a top-level heading of its own below the title becomes a second-level one."""
+    lines = rule.document.strip().splitlines()
+    first = lines[0] if lines else ""
+    if first.startswith("# ") and \
+            " ".join(first.removeprefix("# ").split()).casefold() == " ".join(rule.title.split()).casefold():
+        head, body = first, lines[1:]
+    else:
+        head, body = f"# {rule.title}", ["", *lines]
+    fenced = False
+    for i, line in enumerate(body):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and line.startswith("# "):
+            body[i] = "#" + line
+    return "\n".join([head, *body]) if lines else head
 
 
 def write_domain_kb(folder: Path, catalog: Catalog, domain: str, support=None) -> None:
@@ -153,7 +162,7 @@ def write_domain_kb(folder: Path, catalog: Catalog, domain: str, support=None) -
             f"- Domain: {m.domain}",
             f"- Tier: {m.tier}" if m.tier else "- Tier: —",
             f"- Formula: {m.formula}",
-            f"- Unit: {m.unit or '—'} ({m.format})",
+            f"- Unit: {unit_text(m)}",
             f"- Tables: {tables}",
             period_line(m, catalog),
             f"- Row grain: {m.grain} (one row each: counts, sums and averages run over these rows)",
@@ -169,6 +178,17 @@ def write_domain_kb(folder: Path, catalog: Catalog, domain: str, support=None) -
             lines += ["", m.description.strip()]
         lines.append("")
     (folder / "metrics.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+NO_UNIT = {"number": "a plain number (no unit declared)", "percent": "a percentage",
+           "currency": "an amount of money (no currency declared)"}
+
+
+def unit_text(m) -> str:
+    """A metric's unit as a person says it: `USD (currency)`; without a declared unit, what its format says."""
+    if m.unit:
+        return f"{m.unit} ({m.format})"
+    return NO_UNIT.get(m.format, f"no unit declared ({m.format})")
 
 
 def policies_line(metric, catalog: Catalog) -> str:
@@ -443,8 +463,13 @@ def _proofs_section(proofs, catalog: Catalog) -> list[str]:
         for rule_id, metric_id in proofs.unchanged:
             rule, metric = catalog.rules[rule_id], catalog.metrics[metric_id]
             rows.append(f"- {rule.title} (`{rule_id}`) leaves {metric.label} (`{metric_id}`) unchanged")
-    else:
+    elif proofs.proofs:
         rows.append("- none: every proven rule changes its metric")
+    elif not catalog.rules:
+        rows.append("- none: the project declares no rule")
+    else:  # nothing was checked: claim nothing
+        rows.append("- not checked: no catalog-level proof has rows (run the `dbt build` `dptool init` sets up, "
+                    "with the dptool package's proof models, before generate)")
     rows += [f"- not read: {_cell(line)}" for line in proofs.unread]
     return rows + [""]
 

@@ -9,6 +9,7 @@ from datetime import date, timedelta
 from sqlglot import exp
 
 from dptool.generate.ids import Ids, candidate_key
+from dptool.generate.minimum import MIN_ROWS, SUPPORT_MARGIN
 from dptool.generate.profile import DimensionProfile, data_span
 from dptool.generate.sample import Skeleton
 from dptool.project.catalog import Catalog, Dimension
@@ -16,8 +17,10 @@ from dptool.sql import column as sql_column
 from dptool.sql import equals, in_window, literal
 
 MIN_WINDOW_SHARE = 0.03  # a window must hold this share of the dimension's rows
-MIN_SLICE_ROWS = 40  # a slice value must have at least this many rows overall
-MIN_GROUP_ROWS = 30  # a ranked group must hold this many rows: a ranking of tiny groups is noise
+# a ranked group must hold this many rows (a ranking of tiny groups is noise): the minimum support's rows, the dbt
+# var dptool_min_support (dptool.generate.minimum), 30 by default
+MIN_GROUP_ROWS = MIN_ROWS
+MIN_SLICE_ROWS = 40  # a slice value must have at least this many rows overall (at the default minimum; it scales)
 MAX_BREAKDOWN_GROUPS = 30  # a decomposition lists every group: a few dozen at most
 
 
@@ -124,7 +127,7 @@ def _jinja_string(text: str) -> str:
 def instantiate(
     skeletons: list[Skeleton], catalog: Catalog, profiles: dict[str, DimensionProfile], seed: int, dialect: str,
     types: tuple[str, ...] | None = None, probes: dict | None = None, ids: Ids | None = None,
-    support: bool = False,
+    support: bool = False, min_rows: int = MIN_GROUP_ROWS,
 ) -> list[Candidate]:
     """Every compatible analysis type (or those in `types`) of every skeleton, made concrete.
 
@@ -133,8 +136,8 @@ def instantiate(
     the rules change is not made. Each candidate's id names what it asks (`dptool.generate.ids`, from `ids`, the
     run's ids so far); a candidate asking what one made before asks already is not made again.
     With `support` (what `dptool generate` asks), candidates are drawn where their groups likely rest on enough rows
-    (validate's thin_support drops the others): windows and slices of enough rows, breakdowns of groups of at
-    least MIN_GROUP_ROWS rows.
+    (validate's thin_support drops the others): windows and slices of enough rows, breakdowns, rankings and trend
+    months of at least `min_rows` rows (the minimum support's rows).
     """
     ids = Ids() if ids is None else ids
     out = []
@@ -148,7 +151,7 @@ def instantiate(
                 continue
             rng = random.Random(f"{seed}:{skeleton.id}:{analysis_type}")
             probe = (probes or {}).get(skeleton.id) if skeleton.rules else None
-            candidate = _make(skeleton, analysis_type, catalog, profiles, time, rng, dialect, probe, support)
+            candidate = _make(skeleton, analysis_type, catalog, profiles, time, rng, dialect, probe, support, min_rows)
             if candidate is None:
                 continue
             # a counterfactual withdrawing X from the rules {X} and from {X, Y} asks one question
@@ -162,7 +165,7 @@ def instantiate(
 
 def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: dict[str, DimensionProfile],
           time: tuple[Dimension, DimensionProfile, tuple | None] | None, rng: random.Random, dialect: str,
-          probe=None, support: bool = False) -> Candidate | None:
+          probe=None, support: bool = False, min_rows: int = MIN_GROUP_ROWS) -> Candidate | None:
     dim = catalog.dimensions[skeleton.dimension]
     profile = profiles[dim.id]
     metric = catalog.metrics[skeleton.metric]
@@ -185,7 +188,7 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
         pool = pool or spans
         if probe is not None and spans:
             # a task that reads one slice (or a pair) needs a window where the rule changes a slice it can read
-            values = _readable_values(skeleton, dim, profile, catalog) if analysis_type in SLICED else None
+            values = _readable_values(skeleton, dim, profile, catalog, min_rows) if analysis_type in SLICED else None
             pool = [w for w in pool if probe.changed(_months(w), values)]
             if not pool:
                 return None
@@ -193,14 +196,14 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
             # a window whose groups would rest on too few rows gives a task validation drops (thin_support):
             # windows where the group the task reads (a trend: each month) likely holds enough rows; else the whole
             # history (a trend: none)
-            need = SUPPORT_MARGIN * MIN_GROUP_ROWS / _group_share(analysis_type, dim, profile, skeleton, catalog)
+            need = SUPPORT_MARGIN * min_rows / _group_share(analysis_type, dim, profile, skeleton, catalog, min_rows)
             per = (lambda w: w.months) if analysis_type == "trend_analysis" else (lambda w: 1)
             pool = [w for w in pool if _window_rows(time[1], w) / per(w) >= need]
             if not pool and analysis_type == "trend_analysis":
                 return None
         if analysis_type == "ranking" and dim.kind != "temporal":
             # a ranking only where enough groups likely qualify (_ranking_k): not a window where none can be asked
-            pool = [w for w in pool if _ranking_k(skeleton, profile, catalog, w, time[1]) is not None]
+            pool = [w for w in pool if _ranking_k(skeleton, profile, catalog, w, time[1], min_rows) is not None]
             if not pool:
                 return None
         if pool:
@@ -227,19 +230,19 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     if analysis_type == "ranking":
         if dim.kind == "temporal" or profile.distinct < 3:
             return None
-        k = _ranking_k(skeleton, profile, catalog, window, time[1] if time else None)
+        k = _ranking_k(skeleton, profile, catalog, window, time[1] if time else None, min_rows)
         if k is None:
             return None
-        slice_["min_group_rows"] = MIN_GROUP_ROWS
-        return make("ranking", [dim.column], k, MIN_GROUP_ROWS)
+        slice_["min_group_rows"] = min_rows
+        return make("ranking", [dim.column], k, min_rows)
     if analysis_type == "decomposition":
         if dim.kind == "temporal" or not 2 <= profile.distinct <= MAX_BREAKDOWN_GROUPS:
             return None
         if not support:
             return make("grouped", [dim.column])
         # every group with enough rows: a breakdown row resting on a handful of rows is noise (thin_support)
-        slice_["min_group_rows"] = MIN_GROUP_ROWS
-        return make("grouped", [dim.column], min_rows=MIN_GROUP_ROWS)
+        slice_["min_group_rows"] = min_rows
+        return make("grouped", [dim.column], min_rows=min_rows)
     if analysis_type in ("comparison", "significance_testing"):
         if dim.kind == "temporal":
             return None
@@ -248,9 +251,9 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
         known = probe.value_is_avg if probe is not None else None
         if analysis_type == "significance_testing" and not (_is_avg(metric.value) if known is None else known):
             return None
-        big = _big_enough(profile, time[1] if time else None, window) if support else (lambda value: True)
+        big = _big_enough(profile, time[1] if time else None, window, min_rows) if support else (lambda value: True)
         pair = _pair(skeleton, dim, profile, catalog, rng, _per_value(probe.changed if probe else None, window),
-                     _both(_per_value(probe.has_value if probe else None, window), big), big)
+                     _both(_per_value(probe.has_value if probe else None, window), big), big, min_rows)
         if pair is None:
             return None
         values = [literal(v) for v in pair]
@@ -261,8 +264,8 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     if dim.kind != "temporal":
         value = _slice_value(skeleton, dim, profile, catalog, rng,
                              _both(_per_value(probe.changed if probe else None, window),
-                                   _big_enough(profile, time[1] if time else None, window) if support
-                                   else (lambda value: True)))
+                                   _big_enough(profile, time[1] if time else None, window, min_rows) if support
+                                   else (lambda value: True)), min_rows)
         if value is None:
             return None
         where.append(equals(dim.column, value, dialect, dim.quote))
@@ -279,16 +282,14 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     return make("value")
 
 
-SUPPORT_MARGIN = 1.5  # rows a window should hold over the minimum: rules exclude some, groups are uneven
-
-
 def _window_rows(time: DimensionProfile, window: Window) -> int:
     """Rows of the metric's period table dated in the window (the period's profile)."""
     months = _months(window)
     return sum(n for y, m, n in time.months if (y, m) in months)
 
 
-def _group_share(analysis_type: str, dim: Dimension, profile: DimensionProfile, skeleton, catalog) -> float:
+def _group_share(analysis_type: str, dim: Dimension, profile: DimensionProfile, skeleton, catalog,
+                 min_rows: int = MIN_GROUP_ROWS) -> float:
     """The share of the window's rows the smallest group a task reads likely holds: all of them for a task of no
     slice, a typical frequent value's share for a slice or a pair, the smallest group's for a breakdown."""
     if dim.kind == "temporal" or analysis_type == "ranking":
@@ -300,7 +301,7 @@ def _group_share(analysis_type: str, dim: Dimension, profile: DimensionProfile, 
         return max(min(n for _, n in profile.top_values) / total, 1e-6)
     named = _named_value(skeleton, dim, catalog)
     shares = sorted(n / total for v, n in profile.top_values
-                    if v in (_frequent(profile, _fact_rows(skeleton, catalog)) if named is None else [named]))
+                    if v in (_frequent(profile, _fact_rows(skeleton, catalog), min_rows) if named is None else [named]))
     return max(shares[len(shares) // 2] if shares else 1.0 / max(1, profile.distinct), 1e-6)
 
 
@@ -312,8 +313,8 @@ def rule_scope(rules: tuple[str, ...], governing: tuple[str, ...]) -> str:
 
 
 def _ranking_k(skeleton, profile: DimensionProfile, catalog: Catalog, window: Window | None,
-               time: DimensionProfile | None) -> int | None:
-    """How many groups a ranking asks for: 5 where more than 6 groups likely hold MIN_GROUP_ROWS rows in the
+               time: DimensionProfile | None, min_rows: int = MIN_GROUP_ROWS) -> int | None:
+    """How many groups a ranking asks for: 5 where more than 6 groups likely hold `min_rows` rows in the
     window, 3 where 3 to 6 do, none where fewer (the question must not ask for more groups than qualify).
 
     A group's rows in the window are estimated from the profiles (its share of the dimension's rows, times
@@ -327,13 +328,14 @@ def _ranking_k(skeleton, profile: DimensionProfile, catalog: Catalog, window: Wi
         rows = sum(n for y, m, n in time.months)
         share = sum(n for y, m, n in time.months if (y, m) in months) / rows if rows else 0.0
     fact_rows = _fact_rows(skeleton, catalog) or total
-    likely = sum(1 for _, n in profile.top_values if total and fact_rows * n / total * share >= 1.25 * MIN_GROUP_ROWS)
+    likely = sum(1 for _, n in profile.top_values if total and fact_rows * n / total * share >= 1.25 * min_rows)
     if likely > 6:
         return 5
     return 3 if likely >= 3 else None
 
 
-def plausible_types(skeleton: Skeleton, catalog: Catalog, cardinality: dict[str, int], support: bool = False) -> int:
+def plausible_types(skeleton: Skeleton, catalog: Catalog, cardinality: dict[str, int], support: bool = False,
+                    min_rows: int = MIN_GROUP_ROWS) -> int:
     """How many of a skeleton's analysis types can make a candidate at all (what a target counts)."""
     distinct = cardinality.get(skeleton.dimension, 0)
     temporal = skeleton.dimension_kind == "temporal"
@@ -341,7 +343,7 @@ def plausible_types(skeleton: Skeleton, catalog: Catalog, cardinality: dict[str,
     # needs (thin_support), a task of one slice or a pair is unlikely: it does not count
     rows = catalog.dimension_weight.get(catalog.metrics[skeleton.metric].period, 0)
     thin = support and not temporal and bool(rows) and distinct > 0 and \
-        rows / distinct < SUPPORT_MARGIN * MIN_GROUP_ROWS
+        rows / distinct < SUPPORT_MARGIN * min_rows
     possible = {
         "counterfactual": bool(skeleton.rules),
         "significance_testing": not temporal and distinct >= 2 and _is_avg(catalog.metrics[skeleton.metric].value),
@@ -382,13 +384,13 @@ def gold_value_is_avg(compiled_sql: str, dialect: str) -> bool:
     return isinstance(value, exp.Alias) and isinstance(value.this, exp.Avg)
 
 
-def _frequent(profile: DimensionProfile, fact_rows: int = 0) -> list:
+def _frequent(profile: DimensionProfile, fact_rows: int = 0, min_rows: int = MIN_GROUP_ROWS) -> list:
     """Up to 8 slice values worth a task: values of many rows, or whose share of a small lookup table
     stands for many of the metric's rows (`fact_rows`: Berka's eight regions live in a 77-row district
     table, yet each holds thousands of transactions)."""
     total = sum(n for _, n in profile.top_values) if profile.distinct <= len(profile.top_values) else 0
-    return [v for v, n in profile.top_values
-            if n >= MIN_SLICE_ROWS or (total and n / total * fact_rows >= MIN_SLICE_ROWS)][:8]
+    need = MIN_SLICE_ROWS * min_rows / MIN_GROUP_ROWS
+    return [v for v, n in profile.top_values if n >= need or (total and n / total * fact_rows >= need)][:8]
 
 
 def _fact_rows(skeleton: Skeleton, catalog: Catalog) -> int:
@@ -400,12 +402,12 @@ def _fact_rows(skeleton: Skeleton, catalog: Catalog) -> int:
 SLICED = ("point_query", "threshold_crossing", "counterfactual", "comparison", "significance_testing")
 
 
-def _readable_values(skeleton, dim, profile, catalog) -> list | None:
+def _readable_values(skeleton, dim, profile, catalog, min_rows: int = MIN_GROUP_ROWS) -> list | None:
     """The slice values a sliced task may read: the value a conditional rule names, or frequent ones."""
     if dim.kind == "temporal":
         return None
     named = _named_value(skeleton, dim, catalog)
-    return [named] if named is not None else _frequent(profile, _fact_rows(skeleton, catalog))
+    return [named] if named is not None else _frequent(profile, _fact_rows(skeleton, catalog), min_rows)
 
 
 def _named_value(skeleton, dim, catalog):
@@ -431,12 +433,12 @@ def _per_value(check, window: Window | None):
     return lambda value: check(months, [value])
 
 
-def _slice_value(skeleton, dim, profile, catalog, rng, changes):
+def _slice_value(skeleton, dim, profile, catalog, rng, changes, min_rows: int = MIN_GROUP_ROWS):
     # a rule conditional on this dimension is tested on the value it names
     wanted = _named_value(skeleton, dim, catalog)
     if wanted is not None:
         return wanted if changes(wanted) else None
-    frequent = _frequent(profile, _fact_rows(skeleton, catalog))
+    frequent = _frequent(profile, _fact_rows(skeleton, catalog), min_rows)
     frequent = [v for v in frequent if changes(v)]
     return rng.choice(frequent) if frequent else None
 
@@ -445,7 +447,8 @@ def _both(first, second):
     return lambda value: first(value) and second(value)
 
 
-def _big_enough(profile: DimensionProfile, time: DimensionProfile | None, window: Window | None):
+def _big_enough(profile: DimensionProfile, time: DimensionProfile | None, window: Window | None,
+                min_rows: int = MIN_GROUP_ROWS):
     """A test of a slice value: do the metric's rows in the window likely hold enough of it (its share of the
     dimension's rows, times the period's rows in the window), with a margin for the rows a rule excludes?"""
     total = sum(n for _, n in profile.top_values)
@@ -453,11 +456,12 @@ def _big_enough(profile: DimensionProfile, time: DimensionProfile | None, window
     if not total or not rows:
         return lambda value: True
     share = {v: n / total for v, n in profile.top_values}
-    return lambda value: rows * share.get(value, 0.0) >= SUPPORT_MARGIN * MIN_GROUP_ROWS
+    return lambda value: rows * share.get(value, 0.0) >= SUPPORT_MARGIN * min_rows
 
 
-def _pair(skeleton, dim, profile, catalog, rng, changes, has_value, big=None) -> tuple | None:
-    frequent = _frequent(profile, _fact_rows(skeleton, catalog))
+def _pair(skeleton, dim, profile, catalog, rng, changes, has_value, big=None,
+          min_rows: int = MIN_GROUP_ROWS) -> tuple | None:
+    frequent = _frequent(profile, _fact_rows(skeleton, catalog), min_rows)
     first = _named_value(skeleton, dim, catalog)
     if first is None:
         # the rule must change one of the two groups, and both must likely rest on enough rows

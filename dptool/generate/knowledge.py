@@ -30,6 +30,8 @@ _REFERENCE = re.compile(r"(?:\b(?:sections?|chapters?|articles?|appendix|clauses
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\d+[.)][ \t]+", re.MULTILINE)
 _DATE = re.compile(r"\b(\d{1,2}) (" + "|".join(_MONTHS) + r") (\d{4})\b", re.IGNORECASE)
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_US_DATE = re.compile(r"\b(" + "|".join(_MONTHS) + r") (\d{1,2}),? (\d{4})\b", re.IGNORECASE)  # July 1, 2024
+_MONTH_YEAR = re.compile(r"\b(" + "|".join(_MONTHS) + r"),? (\d{4})\b", re.IGNORECASE)  # July 2024
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(\s?%|\s?per\s?cent)?(?![\w])")
 _EFFECTIVE = re.compile(r"\beffective\b", re.IGNORECASE)
 _EFFECTIVE_LABEL = re.compile(r"\beffective\s*(?:date|from|as of|since)\b", re.IGNORECASE)
@@ -51,13 +53,23 @@ def governing_passage(document: str) -> str | None:
 
 
 def _dates(text: str) -> list[tuple[str, tuple[int, int]]]:
-    """The dates written in a text ("1 January 2018", "2018-01-01") as ISO dates, with where they stand."""
+    """The dates written in a text ("1 January 2018", "January 1, 2018", "2018-01-01") as ISO dates, and the
+    months ("from July 2024") as YYYY-MM, with where they stand, in the order they are written."""
     found = []
-    for m in _DATE.finditer(text):
-        day, month, year = int(m.group(1)), _MONTHS.index(m.group(2).lower()) + 1, int(m.group(3))
+
+    def whole(m, day: int, month: str, year: int) -> None:
         with contextlib.suppress(ValueError):  # "31 February 2018" is no date
-            found.append((date(year, month, day).isoformat(), m.span()))
+            found.append((date(year, _MONTHS.index(month.lower()) + 1, day).isoformat(), m.span()))
+
+    for m in _DATE.finditer(text):
+        whole(m, int(m.group(1)), m.group(2), int(m.group(3)))
     found += [(m.group(0), m.span()) for m in _ISO_DATE.finditer(text)]
+    for m in _US_DATE.finditer(text):
+        whole(m, int(m.group(2)), m.group(1), int(m.group(3)))
+    taken = [span for _, span in found]
+    for m in _MONTH_YEAR.finditer(text):  # a month and year that are no part of a whole date: the month is the fact
+        if not any(a <= m.start() < b or a < m.end() <= b for a, b in taken):
+            found.append((f"{int(m.group(2))}-{_MONTHS.index(m.group(1).lower()) + 1:02d}", m.span()))
     return found
 
 

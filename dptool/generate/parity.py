@@ -6,10 +6,13 @@ engines written by different people agreeing is the strongest proof of a transla
 its rule-free value is computed both ways, overall, by month (when it has a period) and by up to two of its
 dimensions: dptool's through `dptool.metric_query` (one `dbt compile` for all, as probes are), MetricFlow's
 through its own engine reading target/semantic_manifest.json, both run on the target. A metric is equal when
-every value of every slice is (a group one side lacks counts when the other's value there is empty: dptool keeps
-a filtered metric's groups with no matching row, MetricFlow drops them); a difference is a warning naming the
-metric, the slice, the group and both values. The metricflow package is optional (`pip install
-'dptool[metricflow]'`; dbt-core 1.12 requires it): without it, nothing is checked and the card says so.
+every value of every slice is. A group one side has no row for equals the other's value there where MetricFlow's
+own semantics make "no row" that value: an empty value (NULL); 0 where a filter leaves the group no row (dptool
+keeps a filtered metric's groups with no matching row, counting 0, MetricFlow drops them); the `fill_nulls_with`
+value (with `join_to_timespine`, MetricFlow gives every month of the time spine a row, dptool only months with
+data). A metric that differs is one warning naming it, how many of its groups differ, and one example. The metricflow
+package is optional (`pip install 'dptool[metricflow]'`; dbt-core 1.12 requires it): without it, nothing is
+checked and the card says so.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ class Parity:
 
     slices: list[Slice] = field(default_factory=list)
     not_compared: dict[str, str] = field(default_factory=dict)  # metric -> why
+    absent: dict[str, tuple] = field(default_factory=dict)  # metric -> the values "no row" equals (_absent_values)
     skipped: str = ""  # why nothing was checked
 
     @property
@@ -72,13 +76,20 @@ class Parity:
         return [m for m in self.compared if m not in bad]
 
     def warnings(self) -> list[str]:
-        """One `warning:` line per slice whose values differ or that one engine could not compute."""
+        """One `warning:` line per metric whose values differ or that an engine could not compute: how many of its
+        groups differ, over which slices, and the first difference as an example."""
         out = []
-        for s in self.slices:
-            if s.error:
-                out.append(f"warning: metric {s.metric} ({s.semantic}), {s.name}: not compared: {s.error}")
-            for d in s.differences:
-                out.append(f"warning: metric {s.metric} ({s.semantic}), {s.name}: {d}")
+        for metric in self.compared:
+            mine = [s for s in self.slices if s.metric == metric]
+            bad = [s for s in mine if s.differences or s.error]
+            if not bad:
+                continue
+            first = bad[0]
+            cells = sum(len(s.differences) for s in bad)
+            example = first.differences[0] if first.differences else f"not compared: {first.error}"
+            what = (f"{cells} group{'s' if cells != 1 else ''} differ" if cells else "not compared")
+            out.append(f"warning: metric {metric} ({first.semantic}): MetricFlow parity: {what} in "
+                       f"{', '.join(s.name for s in bad)}; e.g. {first.name}: {example}")
         return out
 
     def summary(self) -> str:
@@ -134,6 +145,7 @@ def check_parity(project: DbtProject, catalog: Catalog, connection: Connection,
         parity.skipped = f"{path} is missing: dbt writes it at `dbt parse`"
         return parity
     engine = _engine(path, connection.adapter_type)
+    semantic = _semantic_metrics(path)
     if isinstance(engine, str):
         parity.skipped = engine
         return parity
@@ -143,6 +155,7 @@ def check_parity(project: DbtProject, catalog: Catalog, connection: Connection,
                                            "(use_approximate_percentile), dptool exactly")
             continue
         parity.slices += _slices(catalog, m)
+        parity.absent[m.name] = _absent_values(semantic, m.metric)
     dialect = _dialect(connection)
     texts = {f"parity_{i:04d}": _dptool_text(catalog, s, encodings or {}, dialect)
              for i, s in enumerate(parity.slices, start=1)}
@@ -162,7 +175,7 @@ def check_parity(project: DbtProject, catalog: Catalog, connection: Connection,
             except Exception as exc:  # a failing query is a finding, not a failed run
                 s.error = " ".join(str(exc).split())[:300]
                 continue
-            s.differences = _compare(mine, theirs, s)
+            s.differences = _compare(mine, theirs, s, parity.absent.get(s.metric, (None,)))
     return parity
 
 
@@ -239,8 +252,44 @@ def _dialect(connection: Connection) -> str:
     return dialect_of(connection.adapter_type)
 
 
-def _compare(mine: tuple[list[str], list[tuple]], theirs: tuple[list[str], list[tuple]], s: Slice) -> list[str]:
-    """Differences between dptool's rows and MetricFlow's, aligned by their group."""
+def _semantic_metrics(path: Path) -> dict[str, dict]:
+    """The semantic manifest's metrics by name ({} when it cannot be read: the engine says why)."""
+    import json
+
+    try:
+        return {m["name"]: m for m in json.loads(path.read_text(encoding="utf-8")).get("metrics") or []}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _absent_values(metrics: dict[str, dict], name: str, seen: frozenset = frozenset()) -> tuple:
+    """The values a group with no row equals, by MetricFlow's semantics for metric `name`: NULL; 0 where a filter
+    (the metric's, a measure's, an input metric's) can leave a group with no row that dptool counts as 0; each
+    `fill_nulls_with` of its measures (MetricFlow fills the rows `join_to_timespine` adds with it)."""
+    metric = metrics.get(name) or {}
+    params = metric.get("type_params") or {}
+    values: list = [None]
+    filtered = bool(metric.get("filter"))
+    fill = [params.get("fill_nulls_with"), (metric.get("metric_aggregation_params") or {}).get("fill_nulls_with")]
+    for item in (params.get("measure"), *(params.get("input_measures") or [])):  # measures
+        if isinstance(item, dict):
+            filtered = filtered or bool(item.get("filter"))
+            fill.append(item.get("fill_nulls_with"))
+    for item in (params.get("numerator"), params.get("denominator"), *(params.get("metrics") or [])):  # metrics
+        if isinstance(item, dict):
+            filtered = filtered or bool(item.get("filter"))
+            if item.get("name") in metrics and item["name"] not in seen | {name}:
+                values += [v for v in _absent_values(metrics, item["name"], seen | {name}) if v is not None]
+    if filtered:
+        values.append(0)
+    values += [v for v in fill if v is not None]
+    return tuple(dict.fromkeys(values))
+
+
+def _compare(mine: tuple[list[str], list[tuple]], theirs: tuple[list[str], list[tuple]], s: Slice,
+             absent: tuple = (None,)) -> list[str]:
+    """Differences between dptool's rows and MetricFlow's, aligned by their group; a group one side has no row for
+    equals a value of `absent` on the other (_absent_values)."""
     names, rows = mine
     value = names.index("value")
     key = names.index("period") if s.group_by == "metric_time__month" else (names.index(s.column) if s.column else None)
@@ -254,6 +303,9 @@ def _compare(mine: tuple[list[str], list[tuple]], theirs: tuple[list[str], list[
         a, b = ours.get(group), other.get(group)
         if _same(a, b):
             continue
+        missing = b if group not in ours else a if group not in other else ...
+        if missing is not ... and any(_same(missing, v) for v in absent):
+            continue  # "no row" is that value, as MetricFlow's own semantics have it
         where = "" if group is None else f" for {group}"
         out.append(f"dptool {_shown(a, group in ours)}, MetricFlow {_shown(b, group in other)}{where}")
     return out

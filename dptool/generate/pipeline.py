@@ -20,6 +20,8 @@ import click
 from dptool import __version__
 from dptool.bundle import read_record
 from dptool.errors import DptoolError
+from dptool.generate.aliases import note as alias_note
+from dptool.generate.aliases import one_to_one
 from dptool.generate.enrich import NotScorable, answer
 from dptool.generate.export import card, describe, describe_task, write_bundle
 from dptool.generate.graph import build_graph, graph_stats, graph_to_json
@@ -27,6 +29,7 @@ from dptool.generate.ids import Ids, knowledge_key
 from dptool.generate.instantiate import instantiate, plausible_types
 from dptool.generate.knowledge import knowledge_gaps, knowledge_tasks
 from dptool.generate.materialize import GOLD_DIR, Built, materialize, write_models
+from dptool.generate.minimum import read_setting
 from dptool.generate.parity import check_parity
 from dptool.generate.phrase import phrase
 from dptool.generate.probe import probe
@@ -34,11 +37,12 @@ from dptool.generate.profile import profile_dimensions, unmatched_conditions
 from dptool.generate.proofs import read_proofs
 from dptool.generate.refresh import diff, markdown, read_tasks, reasked, settings_line
 from dptool.generate.sample import enumerate_skeletons, quality, select_skeletons
+from dptool.generate.support import entity_lines, support_texts, supports
 from dptool.generate.support import setting as support_setting
-from dptool.generate.support import support_texts, supports
-from dptool.generate.untasked import untasked
+from dptool.generate.untasked import absent_types, untasked
 from dptool.generate.validate import duplicate_questions, identifiers, issues, validate
 from dptool.outdir import BUNDLE, check_replaceable
+from dptool.progress import progressbar
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import DbtProject, dbt_version
 from dptool.project.digests import snapshot
@@ -65,6 +69,17 @@ class GenerateResult:
     rows: dict[str, tuple[list[str], list[tuple]]] = field(default_factory=dict)  # task id -> columns, rows read
     warnings: list[str] = field(default_factory=list)  # metrics and rules none of whose candidates ran (SQL errors)
     gold_models: int = 0  # candidates dbt compiled, over every round (the benchmark's cost per gold model)
+
+
+class NoTask(DptoolError):
+    """A run that made no task: its warnings say each metric's cause (the CLI prints them before the error)."""
+
+    def __init__(self, warnings: list[str]):
+        self.warnings = warnings
+        setting = any("dptool_min_support" in w for w in warnings)
+        super().__init__("no task made, no bundle written: each metric's cause is a warning above" + (
+            "; the setting that changes it: the dbt var dptool_min_support in the vars of dbt_project.yml "
+            "(docs/your-project.md, \"Minimum support\")" if setting else ""))
 
 
 class Stages:
@@ -227,6 +242,9 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             echo(f"  {line}")
         connection = project.connection()
         dialect = dialect_of(connection.adapter_type)
+        minimum = read_setting(project.project_dir, catalog.project)  # what each group an answer reads rests on
+        for line in entity_lines(catalog, minimum):
+            echo(f"  {line}")
     with stage("graph", f"{len(catalog.metrics)} metrics, {len(catalog.rules)} rules, {len(catalog.tables)} tables"):
         graph = build_graph(catalog)
     reviewer = None
@@ -239,6 +257,9 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             profiles = profile_dimensions(catalog, wh)
             conditions = unmatched_conditions(catalog, wh, manifest)
             proofs = read_proofs(manifest, catalog, wh)
+            aliases = one_to_one(catalog, wh, profiles)  # brand_id and brand_name: one question, not two
+        for line in alias_note(catalog, aliases):
+            echo(f"  {line}")
         for line in conditions:
             echo(f"  {line}")
         if proofs.unchanged:
@@ -247,13 +268,13 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         cardinality = {k: p.distinct for k, p in profiles.items()}
         catalog.dimension_weight = {k: sum(n for *_, n in p.months) or sum(n for _, n in p.top_values)
                                     for k, p in profiles.items()}
-        pool = enumerate_skeletons(catalog)
+        pool = [s for s in enumerate_skeletons(catalog) if s.dimension not in aliases]
         # the target is shared equally by the domains: one domain's many rule subsets must not crowd out
         # another's (each domain is its own connected part of the graph, so MMR runs per domain)
         share = -(-target_tasks // max(1, len(catalog.domains)))
 
         def planned(s):  # a target counts candidates: types a skeleton cannot make do not count
-            return plausible_types(s, catalog, cardinality, support=True)
+            return plausible_types(s, catalog, cardinality, support=True, min_rows=minimum.rows)
 
         skeletons = [s for d in catalog.domains for s, _ in select_skeletons(
             [s for s in pool if catalog.metrics[s.metric].domain == d], catalog.subset(d), cardinality, share,
@@ -273,22 +294,24 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             echo(f"  {parity.summary()}")
     ids = Ids()  # every id of the run: the same question gets the same id, two questions never one
     with stage("instantiate", f"{len(skeletons)} skeletons"):
-        candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids, support=True)
+        candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids, support=True,
+                                 min_rows=minimum.rows)
     with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
-        done = _round(project, candidates, catalog, connection, dialect, progress, reviewer)
+        done = _round(project, candidates, catalog, connection, dialect, progress, reviewer, minimum)
         tried = list(candidates)
     with stage("augment", f"raising every analysis type to {min_per_type} per domain"):
         used = {(c.skeleton.id, c.analysis_type) for c in candidates}
         for round_ in range(AUGMENT_ROUNDS):
             extra, more_options = _augmentation(done.tasks, pool, used, catalog, profiles, cardinality, seed,
-                                                dialect, min_per_type, ids, probes, probe_more, 2 ** round_)
+                                                dialect, min_per_type, ids, probes, probe_more, 2 ** round_,
+                                                minimum.rows)
             if not extra:
                 if more_options:
                     continue  # none of the options tried gave a candidate: the next round tries the next ones
                 break
             used |= {(c.skeleton.id, c.analysis_type) for c in extra}
             tried += extra
-            done.add(_round(project, extra, catalog, connection, dialect, progress, reviewer))
+            done.add(_round(project, extra, catalog, connection, dialect, progress, reviewer, minimum))
         unaskable: dict[str, str] = {}
         if old_tasks is not None:
             # every question of the old bundle that this run did not ask, and the project still can, is asked
@@ -296,7 +319,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             again, unaskable = reasked(old_tasks, catalog, profiles, ids)
             if again:
                 tried += again
-                done.add(_round(project, again, catalog, connection, dialect, progress, reviewer))
+                done.add(_round(project, again, catalog, connection, dialect, progress, reviewer, minimum))
         _drop_duplicates(done)
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
     warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + unwritten + conditions + \
@@ -316,7 +339,9 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                 done.drops.append((done.reasons[t["task_id"]], describe_task(t)))
         known = kept
         tasks = sorted(known + done.tasks, key=lambda t: t["task_id"])
-        warnings += untasked(catalog, tasks, pool, tried, done.dropped, done.reasons, warnings, proofs.unchanged)
+        warnings += untasked(catalog, tasks, pool, tried, done.dropped, done.reasons, warnings, proofs.unchanged,
+                             minimum)
+        warnings += absent_types(catalog, tasks, SQL_TYPES, tried, done.dropped, done.reasons, profiles, minimum)
         warnings += parity.warnings() if parity is not None else []
         models = write_models(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
                               {t["task_id"]: t["question"] for t in tasks}, out=out,
@@ -327,7 +352,9 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         if manifest_behind_generated(project, manifest):
             project.run("parse")
             manifest = project.load_manifest()  # the semantic layer's metric models are in it now
-    support = support_setting(catalog, tasks)  # the minimum support the card and the kb state
+    if not tasks:  # a bundle of no task is no benchmark: the run fails and the last good bundle and models stay
+        raise NoTask(warnings)
+    support = support_setting(catalog, tasks, minimum)  # the minimum support the card and the kb state
     with stage("export", "writing the bundle"):
         versions = {"dptool": __version__, "dbt-core": dbt_version(), "duckdb": version("duckdb"),
                     "sqlglot": version("sqlglot")}
@@ -396,7 +423,7 @@ def _unchanged_scaffold(macro_sql: str) -> bool:
     return re.fullmatch(r"\s*\{\{-?\s*return\(\s*q\s*\)\s*-?\}\}\s*", body) is not None
 
 
-def _round(project, candidates, catalog, connection, dialect, progress, reviewer=None) -> Round:
+def _round(project, candidates, catalog, connection, dialect, progress, reviewer=None, minimum=None) -> Round:
     """Compile candidates with dbt and run their SQL, answer, phrase and validate them.
 
     With a reviewer (`dptool.generate.judge.Reviewer`), the LLM phrases, stage 1 and the judge validate.
@@ -408,8 +435,8 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     # two steps per candidate: its gold model compiled, its query run
     # materialize is closed as soon as the loop ends, by an error or Ctrl-C too: its queries still running stop
     # the support queries are compiled in the same `dbt compile` as the gold models (one dbt run per round)
-    support_compiled = support_texts(candidates, catalog)
-    with click.progressbar(length=2 * len(candidates) + len(support_compiled), label="  gold",
+    support_compiled = support_texts(candidates, catalog, minimum)
+    with progressbar(length=2 * len(candidates) + len(support_compiled), label="  gold",
                            file=None if progress else _Null()) as bar, \
             closing(materialize(project, candidates, catalog, connection, on_done=bar.update,
                                 also=support_compiled)) as outcomes:
@@ -433,7 +460,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
             out.rows[task["task_id"]] = (outcome.columns, outcome.rows)
     # the rows and entities each answer rests on, and the groups its rules remove (validate's thin_support,
     # removed_group_asked; phrase says when a listing leaves groups out)
-    support = supports(project, builds, catalog, connection, compiled=support_compiled)
+    support = supports(project, builds, catalog, connection, compiled=support_compiled, minimum=minimum)
     for task in list(tasks):
         found = support.get(task["task_id"], "support query: not run")
         if isinstance(found, dict):
@@ -519,7 +546,7 @@ def _drop_duplicates(done: Round) -> None:
 
 
 def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, ids: Ids,
-                  probes, probe_more, widen: int = 1):
+                  probes, probe_more, widen: int = 1, min_rows: int | None = None):
     """Candidates from unused skeletons for every (domain, analysis type) below the minimum; the skeletons
     tried are added to `used`. Each later round (`widen` 2, 4) tries that many times as many: a type still
     short after a round is one whose candidates are mostly dropped. Also says whether options remain untried."""
@@ -539,7 +566,7 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
     for (_domain, kind), (missing, options) in wanted.items():
         tried = options[: 12 * missing * widen]
         made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,), probes=probes, ids=ids,
-                           support=True)
+                           support=True, **({"min_rows": min_rows} if min_rows else {}))
         # three per task missing, and three more: candidates still fail the rule test or have no scorable answer,
         # and where one task is missing its few candidates are often all dropped (a top-k a rule leaves as it is)
         keep = (3 * missing + 3) * widen

@@ -17,69 +17,91 @@ from __future__ import annotations
 
 from collections import Counter
 from contextlib import closing
-from dataclasses import dataclass
 
 from dptool.generate.enrich import period_label
 from dptool.generate.instantiate import Candidate
 from dptool.generate.materialize import packed_call
+from dptool.generate.minimum import MIN_ENTITIES, MIN_ROWS, VAR, Setting, noun
 from dptool.generate.profile import plain
 from dptool.project.batch import compile_texts
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import Connection, DbtProject
 from dptool.project.warehouse import Warehouse
 
-MIN_ROWS = 30  # rows each group of an answer rests on, at least (the dbt var dptool_min_support overrides)
-MIN_ENTITIES = 10  # distinct entities (accounts, orders) each group rests on, at least
-VAR = "dptool_min_support"
 # analysis types whose question lists groups or months: a group a rule removes must be said or not asked
 LISTING = ("decomposition", "ranking", "trend_analysis")
 HEADER = "-- written by `dptool generate` for one run; removed when the run has read it\n"
 
 
-@dataclass(frozen=True)
-class Setting:
-    """The minimum support in force, as the support queries read it (the dbt var over dptool's defaults)."""
-
-    rows: int = MIN_ROWS
-    entities: int = MIN_ENTITIES
-    entity: tuple[tuple[str, str], ...] = ()  # (domain, entity column) as counted
-
-    def sentence(self, domain: str | None = None) -> str:
-        """The setting as card.md (every domain) and a domain's kb state it."""
-        counted = "; ".join(f"{_noun(c)}" + ("" if domain else f" in {d}") + f", `{c}`" for d, c in self.entity
-                            if domain is None or d == domain) or "rows"
-        return (f"every group an answer reads (a slice, each compared or listed group, each month of a trend, each "
-                f"metric a composite is computed from) rests on at least {self.rows} rows and {self.entities} "
-                f"distinct entities after the policies in force (entities: {counted}); a question resting on fewer "
-                f"is not asked (dbt var `{VAR}`: {{rows: {self.rows}, entities: {self.entities}}})")
-
-
 def entity_columns(catalog: Catalog, domain: str) -> list[str]:
-    """The entity columns of a domain, most shared first: the `_id` columns of its metric models, by how many of
-    them carry each (Berka's account_id is on every banking metric, Olist's order_id on every marketplace one)."""
+    """The heuristic entity columns of a domain, most shared first: the `_id` columns of its metric models, by how
+    many of them carry each (Berka's account_id is on every banking metric, Olist's order_id on every marketplace
+    one). Only where a metric declares no entity of its own (`entity`)."""
     counts = Counter(c for m in catalog.metrics.values() if m.domain == domain and not m.components
                      for c in dict.fromkeys(m.columns) if c.lower().endswith("_id"))
     return [c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def support_sql(c: Candidate, catalog: Catalog, entity: list[str]) -> str:
+def metric_entity(catalog: Catalog, metric_id: str) -> list[str]:
+    """The entity columns a metric's support tries, in order: its declared entity (a composite: those of its
+    components), then its domain's heuristic ones. The var's `entity` comes before them all (in the macro)."""
+    metric = catalog.metrics[metric_id]
+    declared = [m.entity for m in (metric, *(catalog.metrics[c] for c in metric.components if c in catalog.metrics))
+                if m.entity]
+    return list(dict.fromkeys([*declared, *entity_columns(catalog, metric.domain)]))
+
+
+def counted_entity(catalog: Catalog, metric_id: str, minimum: Setting) -> tuple[str, str]:
+    """The column a metric's support counts and why that one, as the terminal says it; ("", why) for rows."""
+    metric = catalog.metrics[metric_id]
+    columns = set(metric.columns)
+    chosen = next((c for c in minimum.chosen if c in columns), None)
+    if chosen:
+        return chosen, f"the `entity` of dbt var {VAR}"
+    if metric.entity:
+        return metric.entity, "the metric's declared entity"
+    found = next((c for c in entity_columns(catalog, metric.domain) if c in columns), None)
+    if found:
+        return found, (f"an `_id` column, as no entity is declared: set the `entity` of dbt var {VAR} if "
+                       f"{noun(found)} are not what one row belongs to")
+    return "", "no entity column: rows are counted"
+
+
+def entity_lines(catalog: Catalog, minimum: Setting) -> list[str]:
+    """One line per entity column the supports count: which, for which metrics, and why (the terminal's)."""
+    by: dict[tuple[str, str], list[str]] = {}
+    for m in sorted(catalog.metrics):
+        if not catalog.metrics[m].components:
+            by.setdefault(counted_entity(catalog, m, minimum), []).append(m)
+    lines = [f"minimum support: {minimum.rows} rows and {minimum.entities} distinct entities per group "
+             f"(dbt var {VAR}: {minimum.var_text()})"]
+    for (column, why), metrics in sorted(by.items()):
+        what = f"{noun(column)} (`{column}`, {why})" if column else why
+        names = ", ".join(metrics[:4]) + (f" and {len(metrics) - 4} more" if len(metrics) > 4 else "")
+        lines.append(f"  entities counted: {what}: {names}")
+    return lines
+
+
+def support_sql(c: Candidate, catalog: Catalog, entity: list[str], minimum: Setting) -> str:
     """The support query of a candidate: `dptool.support` with the arguments of its gold variant (as one JSON string
     that `fromjson` reads, as materialize's compile_text passes them: Jinja compiles one literal, not hundreds)."""
     arguments = {"metric": c.metric, "rules": catalog.rules_argument(c.metric, c.rules), "where": c.where,
-                 "group_by": c.group_by, "entity": entity, "min_rows": MIN_ROWS, "min_entities": MIN_ENTITIES}
+                 "group_by": c.group_by, "entity": entity, "min_rows": minimum.rows,
+                 "min_entities": minimum.entities}
     return HEADER + packed_call("dptool.support", arguments, c.period) + "\n"
 
 
-def support_texts(candidates: list[Candidate], catalog: Catalog) -> dict[str, str]:
+def support_texts(candidates: list[Candidate], catalog: Catalog, minimum: Setting | None = None) -> dict[str, str]:
     """The support query of each candidate, by the name `supports` reads it under, those of one metric together
     (a batch injects the metric models of all its texts)."""
-    entity = {d: entity_columns(catalog, d) for d in catalog.domains}
+    minimum = minimum or Setting()
+    entity = {m: metric_entity(catalog, m) for m in {c.metric for c in candidates}}
     order = sorted(candidates, key=lambda c: (c.metric, c.task_id))
-    return {f"support__{c.task_id}": support_sql(c, catalog, entity[catalog.metrics[c.metric].domain]) for c in order}
+    return {f"support__{c.task_id}": support_sql(c, catalog, entity[c.metric], minimum) for c in order}
 
 
 def supports(project: DbtProject, built: list, catalog: Catalog, connection: Connection,
-             compiled: dict | None = None) -> dict[str, dict | str]:
+             compiled: dict | None = None, minimum: Setting | None = None) -> dict[str, dict | str]:
     """The support record of each Built (dptool.generate.materialize), by task id; a string when its query failed.
 
     `compiled` holds the support queries dbt already compiled (`support_texts`, in materialize's `dbt compile`:
@@ -89,7 +111,7 @@ def supports(project: DbtProject, built: list, catalog: Catalog, connection: Con
     order = sorted(built, key=lambda b: (b.candidate.metric, b.candidate.task_id))
     names = {f"support__{b.candidate.task_id}": b for b in order}
     if compiled is None or not names.keys() <= compiled.keys():
-        compiled = compile_texts(project, support_texts([b.candidate for b in order], catalog))
+        compiled = compile_texts(project, support_texts([b.candidate for b in order], catalog, minimum))
     out: dict[str, dict | str] = {}
     runnable = [n for n in names if compiled[n].sql is not None]
     for n in names:
@@ -168,20 +190,21 @@ def thin(support: dict) -> list:
             if g["rows"] < support["min_rows"] or g["entities"] < support["min_entities"]]
 
 
-def setting(catalog: Catalog, tasks: list[dict]) -> Setting:
-    """The setting the support queries of `tasks` read (dptool's defaults when none ran), with the entity column
-    each domain's supports counted (the most frequent; the domain's first entity column when none ran)."""
+def setting(catalog: Catalog, tasks: list[dict], minimum: Setting | None = None) -> Setting:
+    """The setting the support queries of `tasks` read (`minimum`, as dbt_project.yml sets it, when none ran), with
+    the entity column each domain's supports counted (the most frequent; the one its metrics would count when none
+    ran)."""
+    minimum = minimum or Setting()
     records = [t for t in tasks if isinstance(t.get("support"), dict)]
-    first = records[0]["support"] if records else {"min_rows": MIN_ROWS, "min_entities": MIN_ENTITIES}
+    first = records[0]["support"] if records else {"min_rows": minimum.rows, "min_entities": minimum.entities}
     by_domain = {}
     for d in catalog.domains:
         counted = Counter(e for t in records if t["domain"] == d for e in t["support"]["entity"])
-        columns = [e for e, _ in sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))] or entity_columns(catalog, d)
+        if not counted:
+            counted = Counter(counted_entity(catalog, m, minimum)[0] for m in sorted(catalog.metrics)
+                              if catalog.metrics[m].domain == d and not catalog.metrics[m].components)
+            counted.pop("", None)
+        columns = [e for e, _ in sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))]
         if columns:
             by_domain[d] = columns[0]
-    return Setting(first["min_rows"], first["min_entities"], tuple(sorted(by_domain.items())))
-
-
-def _noun(column: str) -> str:
-    stem = column[:-3] if column.lower().endswith("_id") else column
-    return stem.replace("_", " ") + "s"
+    return Setting(first["min_rows"], first["min_entities"], tuple(sorted(by_domain.items())), minimum.chosen)

@@ -18,7 +18,8 @@ from dptool.project import declarations, semantic
 
 DIMENSION_KINDS = ("temporal", "spatial", "categorical")
 RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
-METRIC_KEYS = ("label", "value", "unit", "format", "formula", "tier", "components", "grain", "period", "duration")
+METRIC_KEYS = ("label", "value", "unit", "format", "formula", "tier", "components", "grain", "period", "duration",
+               "entity")
 RULE_KEYS = ("title", "type", "effective_from", "applies_when", "modifies")
 METRIC_FORMATS = ("number", "percent", "currency")
 
@@ -76,6 +77,9 @@ class Metric:
     period: str = ""
     period_doc: str = ""  # what that date is, as the metric model documents its column
     duration: str = ""  # how the durations the metric measures are counted (meta.dptool.metric.duration)
+    # the column whose distinct values are the entities a row belongs to (a sale, an order): what the minimum
+    # support counts (meta.dptool.metric.entity; a semantic model's primary entity); "" when not declared
+    entity: str = ""
 
 
 @dataclass(frozen=True)
@@ -366,6 +370,10 @@ def _load_metric(catalog: Catalog, uid: str, node: dict, nodes: dict, project: s
     # a composite's period is placed once its tables and columns are known (_check_composites)
     period = "" if components else period_dimension(catalog, tables, columns, decl.get("period"), where)
     period_doc = _period_doc(catalog, node, period)
+    entity = str(decl.get("entity") or "")
+    if entity and columns and entity not in columns:
+        raise DptoolError(f"{where}: meta.dptool.metric.entity is {entity!r}, which is not a column of the model "
+                          f"({', '.join(columns)})")
     catalog.metrics[node["name"]] = Metric(
         id=node["name"],
         unique_id=uid,
@@ -384,6 +392,7 @@ def _load_metric(catalog: Catalog, uid: str, node: dict, nodes: dict, project: s
         period=period,
         period_doc=period_doc.strip(),
         duration=str(decl.get("duration") or "").strip() or _derived_duration(uid, nodes, catalog.tables),
+        entity=entity,
     )
 
 
@@ -758,7 +767,8 @@ def _extend_with_semantic_layer(catalog: Catalog, manifest: dict, relation_colum
         doc = catalog.tables[catalog.dimensions[period].table].columns.get(catalog.dimensions[period].column, "") \
             if period else ""
         catalog.metrics[name] = replace(catalog.metrics[name], period=period, period_doc=doc.strip(),
-                                        duration=str(d.get("duration") or "").strip())
+                                        duration=str(d.get("duration") or "").strip(),
+                                        entity=str(d.get("entity") or "") if d.get("entity") in columns else "")
 
 
 def _joined_models(m: semantic.MetricModel, layer: semantic.SemanticLayer) -> list[str]:

@@ -189,6 +189,7 @@ def _stale_files(root: Path, manifest: dict, parsed: float | None, roots: list[P
 
     stale: list[tuple[str, str, float]] = []
     files = {root / "dbt_project.yml"} if (root / "dbt_project.yml").is_file() else set()
+    known.add("dbt_project.yml")  # no node names it, and every parse read it: it changed, it is never new
     for folder in roots:
         for dirpath, dirnames, filenames in os.walk(folder):
             here = Path(dirpath)

@@ -56,7 +56,7 @@ CONVERSIONS = "dptool_conversions"  # a conversion metric's column: the conversi
 PRIMARY_LIKE = ("primary", "unique", "natural")
 COUNTING = {"count", "count_distinct", "sum_boolean"}
 METRIC_FORMATS = ("number", "percent", "currency")
-DECL_KEYS = ("label", "value", "unit", "format", "formula", "tier", "grain", "period", "duration")
+DECL_KEYS = ("label", "value", "unit", "format", "formula", "tier", "grain", "period", "duration", "entity")
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
@@ -723,6 +723,9 @@ class _Translator:
             # task's groups (the columns every input has: _composite_columns)
             inputs, decl["value"] = self._composite(metric)
         description = metric.get("description") or ""
+        key = model.entities.get(model.primary_entity or "") or {}
+        if not inputs and key.get("expr") in {n for _, n in shape.columns}:
+            decl["entity"] = key["expr"]  # what the minimum support counts: the semantic model's primary entity
         return MetricModel(
             name=model_name, metric=name, semantic_model=model.name, ref_call=model.ref_call, joins=shape.joins,
             columns=[] if inputs else shape.columns, decl=decl,
@@ -1046,7 +1049,7 @@ class _Translator:
             "format": fmt,
             "formula": piece.formula,
             "tier": "L1" if kind == "simple" else "L2",
-            "grain": model.name.replace("_", " "),
+            "grain": _rows_noun(model),
         }
         time_dim = model.dimensions.get(piece.time_dim or "")
         column = time_column(time_dim["expr"], self.dialect) if time_dim and time_dim["type"] == "time" else None
@@ -1244,3 +1247,13 @@ def dumps(layer: SemanticLayer) -> str:
     """The translation as JSON (tests and debugging)."""
     return json.dumps({name: {"value": m.decl["value"], "columns": [n for _, n in m.columns]}
                        for name, m in sorted(layer.metrics.items())}, indent=2, sort_keys=True)
+
+
+def _rows_noun(model: SemanticModel) -> str:
+    """What one row of a semantic model is, plural, as a person says it: its primary entity (`sale` -> "sales",
+    `order_id` -> "orders"), else the model's name ("brand revenues" only when there is no entity to say)."""
+    from dptool.generate.minimum import noun
+
+    if model.primary_entity:
+        return noun(model.primary_entity)
+    return model.name.replace("_", " ")
