@@ -208,7 +208,95 @@ def record_demo(args) -> dict:
         "other_bundle": shown(refused.stderr).strip(),
         "compare": compared.splitlines(),
         "tests_collected": collected(),
+        **serve_tour(bundle, Path(tempfile.mkdtemp(prefix="dptool-tour-serve-"))),
     }
+
+
+
+# --- a served run, as an agent and a person see it ----------------------------------------------------------------
+
+SERVE_SAMPLE = 20
+
+
+def serve_tour(bundle: Path, tmp: Path) -> dict:
+    """A real `dptool serve` over stdio with the mcp SDK's own client: one task by hand (what the agent reads, what
+    the person who started the server reads), then the sample answered by the gold-sql and base-sql reference
+    agents, each through a server of its own; their run folders listed and scored."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from dptool.evaluate.reference import reference_records
+    from dptool.evaluate.score import load_tasks
+    from dptool.evaluate.select import Selection
+
+    def params(out: Path, model: str) -> StdioServerParameters:
+        return StdioServerParameters(command=str(Path(sys.executable).parent / "dptool"),
+                                     args=["serve", str(bundle), "--sample", str(SERVE_SAMPLE), "--out", str(out),
+                                           "--model", model], env=dict(os.environ))
+
+    def text(result) -> str:
+        return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+    async def one_task(out: Path, errlog) -> list[str]:
+        lines = []
+        async with stdio_client(params(out, "by-hand"), errlog=errlog) as (read, write), \
+                ClientSession(read, write) as s:
+            await s.initialize()
+            lines.append(str([t.name for t in (await s.list_tools()).tools]))
+            handed = json.loads(text(await s.call_tool("next_task", {})))
+            lines.append(json.dumps(handed, indent=2, ensure_ascii=False))
+            for tool, arguments in (("search_kb", {"query": "payment", "k": 1}),
+                                    ("execute_sql", {"sql": "SELECT count(*) AS n FROM ecommerce.orders"}),
+                                    ("execute_sql", {"sql": "DELETE FROM ecommerce.orders"})):
+                result = await s.call_tool(tool, arguments)
+                reply = text(result).splitlines()
+                lines += [f"{tool} -> is_error={result.is_error}", *(reply[:2] if tool == "search_kb" else reply)]
+            reference = {r["task_id"]: r["answer"] for r in reference_records(bundle, ("gold-sql",), [
+                t for t in load_tasks(bundle) if t["task_id"] == handed["task_id"]])["gold-sql"]}
+            submitted = await s.call_tool("submit_answer", {"task_id": handed["task_id"],
+                                                            "attempt_id": handed["attempt_id"],
+                                                            "answer": reference[handed["task_id"]]})
+            lines.append(text(submitted))
+        return lines
+
+    async def session(out: Path, model: str, answers: dict) -> None:
+        async with stdio_client(params(out, model), errlog=open(os.devnull, "w")) as (read, write), \
+                ClientSession(read, write) as s:
+            await s.initialize()
+            while True:
+                handed = json.loads(text(await s.call_tool("next_task", {})))
+                if handed.get("done"):
+                    return
+                await s.call_tool("search_kb", {"query": "policy"})
+                await s.call_tool("execute_sql", {"sql": "SELECT 1 AS one"})
+                await s.call_tool("submit_answer", {"task_id": handed["task_id"], "attempt_id": handed["attempt_id"],
+                                                    "answer": answers[handed["task_id"]]})
+
+    runs = tmp / "runs"
+    errors = tmp / "serve-stderr.txt"
+    with open(errors, "w", encoding="utf-8") as errlog:
+        agent_lines = anyio.run(one_task, runs / "sdk-demo", errlog)
+    stderr = [line for line in errors.read_text(encoding="utf-8").splitlines() if line.startswith("dptool serve:")]
+    selected = Selection(sample=SERVE_SAMPLE).apply(load_tasks(bundle))
+    records = reference_records(bundle, ("gold-sql", "base-sql"), selected)
+    scored = {}
+    for agent in ("gold-sql", "base-sql"):
+        out = runs / agent
+        anyio.run(session, out, agent, {r["task_id"]: r["answer"] for r in records[agent]})
+        scored[agent] = cli("score", str(bundle), str(out), "--sample", str(SERVE_SAMPLE), "--out",
+                            str(out)).splitlines()
+    gold = runs / "gold-sql"
+
+    def shown(line: str) -> str:
+        return line.replace(str(runs), "runs").replace(str(bundle), "bundle")
+
+    return {"serve_session": [shown(line) for line in [stderr[0], *agent_lines, *stderr[1:]]],
+            "serve_run": {"ls": sorted(p.name for p in gold.iterdir() if not p.name.startswith(".")),
+                          "transcripts": sorted(p.name for p in (gold / "transcripts").iterdir())[:3],
+                          "answer": (gold / "answers.jsonl").read_text(encoding="utf-8").splitlines()[0],
+                          "run_json": (gold / "run.json").read_text(encoding="utf-8").rstrip("\n"),
+                          "scores": {k: [shown(line) for line in v] for k, v in scored.items()}}}
 
 
 def _minutes(seconds: float | None) -> str:
@@ -300,7 +388,23 @@ def sections(tour: dict) -> dict[str, str]:
         "base-intervals": (f"base-sql's 0 of {rule_tasks:,} above reads {_interval(0, rule_tasks)}, not 0.0–0.0 %, "
                            f"and its {analytics:,} of {analytics:,} reads {_interval(analytics, analytics)}"),
         "tasks": f"{tour['tasks']:,}",
+        "serve-session": "\n".join([
+            f"{fence}text", '$ python one_task.py          # stdio_client(StdioServerParameters("dptool", ["serve", '
+            '"bundle", "--sample", "20", …]))', *tour["serve_session"], fence]),
+        "serve-run": serve_run(tour["serve_run"]),
     }
+
+
+def serve_run(run: dict) -> str:
+    """The tour's served run: its folder, its first answer and settings, and the two reference agents' scores."""
+    gold, base = run["scores"]["gold-sql"], run["scores"]["base-sql"]
+    tier = base.index("by tier:")
+    return "\n".join([
+        "```text", "$ ls runs/gold-sql", *run["ls"], "$ ls runs/gold-sql/transcripts | head -3", *run["transcripts"],
+        "$ head -1 runs/gold-sql/answers.jsonl", run["answer"], "$ cat runs/gold-sql/run.json", run["run_json"],
+        "$ dptool score bundle runs/gold-sql --sample 20 --out runs/gold-sql", *gold[:3], "…",
+        "$ dptool score bundle runs/base-sql --sample 20 --out runs/base-sql", base[1], "…", *base[tier:tier + 4],
+        *[line for line in base if line.startswith("why wrong")], "```"])
 
 
 def render(readme: str, tour: dict) -> str:
