@@ -242,7 +242,7 @@ class Environment:
         self.domain = domain
         self._lock = threading.Lock()
         self.sandbox = Sandbox(self.bundle / "warehouse.duckdb", timeout=limits.sql_timeout,
-                               max_rows=limits.max_rows, memory_mb=limits.sql_memory_mb)
+                               max_rows=limits.max_rows, memory_mb=limits.sql_memory_mb, wait=False)
 
     def close(self) -> None:
         self.sandbox.close()

@@ -10,15 +10,22 @@ past the parser still cannot write, read files or change settings. Third, a chil
 interrupt first, then the process is killed), its address space is capped, and no session state
 (`setseed()`, ...) carries from one task to the next. A query stopped at the memory or the time limit ends its
 worker too: the memory it took is not all given back, and the next query runs on a fresh one.
+
+A worker is ready before a query needs it: each is forked (milliseconds) from a fork server that has imported
+DuckDB and sqlglot once (where there is no fork, Windows, it is a new process), and the next task's worker is
+started, and opens the warehouse, while the current task runs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
+import os
 import queue
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -26,6 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import sqlglot
 from sqlglot import exp
@@ -210,11 +218,13 @@ class Sandbox:
     """The warehouse of a bundle, opened read-only for an agent in a worker process.
 
     `run(sql)` gives what the agent sees. `new_session()` starts the next task on a fresh worker, so nothing
-    one task did (a seed, a cached plan) is there for the next.
+    one task did (a seed, a cached plan) is there for the next: the spare one, started with the current one.
     """
 
     def __init__(self, path: str | Path, *, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS,
-                 memory_mb: int = DEFAULT_MEMORY_MB, threads: int = THREADS):
+                 memory_mb: int = DEFAULT_MEMORY_MB, threads: int = THREADS, wait: bool = True):
+        """`wait`: until the first worker has opened the warehouse (else it starts in the background, and a
+        warehouse it cannot open is said at the first query)."""
         for name, value, bounds in (("timeout", timeout, limits.TIMEOUT), ("memory_mb", memory_mb, limits.MEMORY_MB),
                                     ("max_rows", max_rows, limits.MAX_ROWS)):
             problem = limits.out_of_range(f"the sandbox's {name}", value, bounds)
@@ -228,22 +238,42 @@ class Sandbox:
         self.threads = threads
         if not self.path.is_file():
             raise DptoolError(f"{self.path}: warehouse not found; expected a bundle written by `dptool generate`")
+        self._forks: _ForkServer | None = None
         self._worker: _Worker | None = None
+        self._spare: _Worker | None = None  # the next session's worker, started while this one's task runs
         self._used = False
         self._start()
-        self.ready()  # a warehouse that cannot be opened is the user's error, said now
+        if wait:
+            self.ready()  # a warehouse that cannot be opened is the user's error, said now
+
+    def _command(self) -> list[str]:
+        return [sys.executable, "-m", "dptool.evaluate.sql_worker", str(self.path),
+                "--timeout", repr(self.timeout), "--grace", repr(self.grace), "--max-rows", str(self.max_rows),
+                "--memory-mb", str(self.memory_mb), "--threads", str(self.threads)]
+
+    def _new_worker(self) -> _Worker:
+        if not FORKS:
+            return _Worker(subprocess.Popen(self._command(), **_PIPES))
+        if self._forks is None or not self._forks.alive():
+            if self._forks is not None:
+                self._forks.close()
+            self._forks = _ForkServer(self._command())
+        return _Worker(self._forks.fork())
 
     def _start(self) -> None:
-        self._worker = _Worker([sys.executable, "-m", "dptool.evaluate.sql_worker", str(self.path),
-                                "--timeout", repr(self.timeout), "--grace", repr(self.grace),
-                                "--max-rows", str(self.max_rows), "--memory-mb", str(self.memory_mb),
-                                "--threads", str(self.threads)])
+        """Make the prepared spare the current worker (a new one if there is none), and prepare the next spare."""
+        self._worker, self._spare = self._spare or self._new_worker(), None
+        self._spare = self._new_worker()
         self._used = False
 
     def _stop(self) -> None:
-        if self._worker is not None:
-            self._worker.kill()
-            self._worker = None
+        for worker in (self._worker, self._spare):
+            if worker is not None:
+                worker.kill()
+        self._worker = self._spare = None
+        if self._forks is not None:
+            self._forks.close()
+            self._forks = None
 
     def ready(self) -> None:
         """Wait until the worker has opened the warehouse (starting one if needed); DptoolError if it cannot."""
@@ -257,8 +287,9 @@ class Sandbox:
     def new_session(self) -> None:
         """Forget every query run so far: the next one runs on a fresh connection in a fresh process."""
         if self._used or self._worker is None:
-            self._stop()
-            self._start()  # imports while the agent thinks
+            if self._worker is not None:
+                self._worker.kill()
+            self._start()  # the spare, warm since the last task began; the next one starts now
 
     def run(self, sql: str) -> str:
         """The tool output an agent sees: a text table, or one line starting with "error:".
@@ -278,10 +309,12 @@ class Sandbox:
             if worker.spent:  # stopped at the memory or time limit: what it took is not all given back
                 worker.kill()
                 self._start()
+                self._used = True  # the same session goes on, on a fresh worker
             return reply
         # no answer in time: the query ignored the interrupt; or the worker died. Either way the next one is fresh
         code = worker.kill(wait=1.0 if reply is _GONE else 0.0)
         self._start()
+        self._used = True
         if reply is _TIMED_OUT or code == EXIT_STUCK:
             return f"error: {stopped_message(self.timeout)}"
         return (f"error: the SQL engine died on this query (exit code {code}); nothing was changed; "
@@ -312,9 +345,8 @@ _TIMED_OUT, _GONE = object(), object()
 class _Worker:
     """One `sql_worker` process: requests written to its stdin, replies read by a thread from its stdout."""
 
-    def __init__(self, command: list[str]):
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
+    def __init__(self, proc: subprocess.Popen | _Forked):
+        self.proc = proc
         self.replies: queue.Queue[dict | None] = queue.Queue()
         self.spent = False  # the worker said its last query hit a limit: it exits, the next query needs a new one
         self.state: str | None = None  # None while starting, then "" (ready) or the reason it could not start
@@ -365,11 +397,123 @@ class _Worker:
             code = None
         if code is None:
             self.proc.kill()
-            # a process that held gigabytes takes a while to be torn down: reaped aside, not waited for
-            threading.Thread(target=self.proc.wait, daemon=True).start()
+            if isinstance(self.proc, subprocess.Popen):  # a forked one is reaped by its fork server
+                # a process that held gigabytes takes a while to be torn down: reaped aside, not waited for
+                threading.Thread(target=self.proc.wait, daemon=True).start()
         with contextlib.suppress(OSError):  # stdout is closed by its reader thread's end of file
             self.proc.stdin.close()
         return code
+
+
+# a fork server needs to pass file descriptors over a Unix socket (not on Windows): else a new process per worker
+FORKS = hasattr(socket, "send_fds") and hasattr(os, "fork") and sys.platform != "win32"
+_PIPES = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL, "text": True,
+          "encoding": "utf-8"}
+
+
+class _ForkServer:
+    """`sql_worker --fork-server`: forks each worker from a process that has DuckDB and sqlglot imported already.
+
+    Workers are named by a handle of ours, never by pid: only the fork server, which reaps them, knows whether a pid
+    is still its worker's.
+    """
+
+    def __init__(self, command: list[str]):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            self.proc = subprocess.Popen([*command, "--fork-server", str(theirs.fileno())], pass_fds=[theirs.fileno()],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL)
+        self.sock = ours
+        self._lock = threading.Lock()
+        self._handles = itertools.count(1)
+        self._unread = 0  # forks whose reply has not been read yet
+        self._pids: dict[int, int] = {}
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def fork(self) -> _Forked:
+        """A new worker; it starts as soon as the fork server is up, without waiting for it here."""
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        handle = next(self._handles)
+        try:
+            with self._lock:
+                socket.send_fds(self.sock, [json.dumps({"fork": handle}).encode()], [stdin_r, stdout_w])
+                self._unread += 1  # its reply (the pid) is read when a later request needs the socket
+        except OSError:
+            pass  # the fork server is gone: the worker's output ends at once, and it is said not to start
+        finally:
+            os.close(stdin_r)
+            os.close(stdout_w)
+        return _Forked(self, handle, open(stdin_w, "w", encoding="utf-8"), open(stdout_r, encoding="utf-8"))
+
+    def _read(self) -> dict | None:
+        """The next message (the lock held): a fork's reply is kept, any other returned; None if the server is gone."""
+        try:
+            data = self.sock.recv(4096)
+        except OSError:
+            data = b""
+        if not data:
+            self._unread = 0
+            return None
+        message = json.loads(data)
+        if "forked" in message:
+            self._unread -= 1
+            self._pids[message["forked"]] = message["pid"]
+        return message
+
+    def ask(self, request: dict) -> int | None:
+        """The worker's exit code after the request (None while it runs; -1 when the fork server is gone)."""
+        with self._lock:
+            try:
+                self.sock.send(json.dumps(request).encode())
+            except OSError:
+                return -1
+            while (reply := self._read()) is not None and "forked" in reply:
+                continue
+        return -1 if reply is None else reply["code"]
+
+    def pid(self, handle: int) -> int | None:
+        """The process id of a worker (None if the fork server is gone); waits for the fork server to be up."""
+        with self._lock:
+            while handle not in self._pids and self._unread and self._read() is not None:
+                continue
+            return self._pids.get(handle)
+
+    def close(self) -> None:
+        """End the fork server (its workers end when their input closes, or were killed before)."""
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        try:
+            self.proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            threading.Thread(target=self.proc.wait, daemon=True).start()
+
+
+class _Forked:
+    """A worker forked by a `_ForkServer`, with the part of `subprocess.Popen` that `_Worker` uses."""
+
+    def __init__(self, server: _ForkServer, handle: int, stdin: TextIO, stdout: TextIO):
+        self.server, self.handle, self.stdin, self.stdout = server, handle, stdin, stdout
+
+    @property
+    def pid(self) -> int | None:
+        return self.server.pid(self.handle)
+
+    def poll(self) -> int | None:
+        return self.server.ask({"wait": self.handle, "timeout": 0})
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self.server.ask({"wait": self.handle, "timeout": START_TIMEOUT if timeout is None else timeout})
+        if code is None:
+            raise subprocess.TimeoutExpired(f"sql_worker {self.handle}", timeout)
+        return code
+
+    def kill(self) -> None:
+        self.server.ask({"kill": self.handle})
 
 
 def _cell(value) -> str:
