@@ -14,7 +14,8 @@ import duckdb
 import pytest
 import yaml
 
-from dptool.evaluate.sandbox import Sandbox, check_sql
+from dptool.evaluate.sandbox import Sandbox
+from dptool.evaluate.sql_check import check_sql
 from dptool.evaluate.sql_worker import connect
 
 ONLY = "run_sql takes exactly one read-only SELECT or WITH query"

@@ -38,7 +38,8 @@ from typing import TextIO
 
 import duckdb
 
-from dptool.evaluate.sandbox import EXIT_STUCK, Refused, Result, check_sql, render, stopped_message
+from dptool.evaluate.sandbox import EXIT_STUCK, Result, render, stopped_message
+from dptool.evaluate.sql_check import Refused, check_sql
 
 # DuckDB settings of the agent's connection: the second wall behind the parser. No temp_directory: a read-only
 # warehouse must not spill next to itself, so a query over the memory limit fails instead.
