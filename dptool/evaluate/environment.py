@@ -29,8 +29,6 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from sqlglot import exp
-
 from dptool.bundle import fingerprint
 from dptool.errors import DptoolError
 from dptool.evaluate import limits as limits_module
@@ -140,6 +138,8 @@ class Table:
 
 def read_tables(warehouse: Path) -> dict[str, Table]:
     """The warehouse's tables with their columns and row counts, read once on a read-only connection."""
+    from sqlglot import exp
+
     from dptool.project.warehouse import Warehouse
 
     if not warehouse.is_file():
@@ -233,16 +233,28 @@ class Environment:
 
     def __init__(self, bundle: str | Path, limits: Limits = Limits(), knowledge: Knowledge | None = None,
                  domain: str | None = None):
-        """`knowledge`: the bundle's, read once for several environments (one per inspect sample); else read here.
+        """`knowledge`: the bundle's, read once for several environments (one per inspect sample); else read at the
+        first call that needs it.
         `domain`: the domain whose kb the kb tools read (see `set_domain`)."""
         self.bundle = Path(bundle)
         self.limits = limits
-        self.knowledge = knowledge or Knowledge.read(self.bundle)
-        self.tables = self.knowledge.tables
+        self._knowledge = knowledge  # read at the first call that needs it: a server answers `initialize` first
         self.domain = domain
         self._lock = threading.Lock()
+        self._reading = threading.Lock()
         self.sandbox = Sandbox(self.bundle / "warehouse.duckdb", timeout=limits.sql_timeout,
                                max_rows=limits.max_rows, memory_mb=limits.sql_memory_mb, wait=False)
+
+    @property
+    def knowledge(self) -> Knowledge:
+        with self._reading:
+            if self._knowledge is None:
+                self._knowledge = Knowledge.read(self.bundle)
+            return self._knowledge
+
+    @property
+    def tables(self) -> dict[str, Table]:
+        return self.knowledge.tables
 
     def close(self) -> None:
         self.sandbox.close()
