@@ -419,7 +419,7 @@ def test_the_next_session_s_worker_is_forked_and_ready_before_the_session_starts
         assert sb.run("select setseed(0.1) as s") == "s\nNULL\n(1 row)"
         spare = sb._spare  # started with this session's worker, while its task runs
         assert spare is not None and spare.wait_ready(60) is None
-        forks = sb._forks.proc.pid
+        forks = sb._worker.proc.server.proc.pid
         for worker in (sb._worker, spare):  # forked by the fork server, not started as a new interpreter by us
             assert Path(f"/proc/{worker.proc.pid}/stat").read_text().split(")")[-1].split()[1] == str(forks)
         sb.new_session()

@@ -89,7 +89,7 @@ class Sandbox:
         self.threads = threads
         if not self.path.is_file():
             raise DptoolError(f"{self.path}: warehouse not found; expected a bundle written by `dptool generate`")
-        self._forks: _ForkServer | None = None
+        self._joined = FORKS and _FORK_SERVERS.join(self._command())  # left at close
         self._worker: _Worker | None = None
         self._spare: _Worker | None = None  # the next session's worker, started while this one's task runs
         self._used = False
@@ -105,11 +105,7 @@ class Sandbox:
     def _new_worker(self) -> _Worker:
         if not FORKS:
             return _Worker(subprocess.Popen(self._command(), **_PIPES))
-        if self._forks is None or not self._forks.alive():
-            if self._forks is not None:
-                self._forks.close()
-            self._forks = _ForkServer(self._command())
-        return _Worker(self._forks.fork())
+        return _Worker(_FORK_SERVERS.get(self._command()).fork())
 
     def _start(self) -> None:
         """Make the prepared spare the current worker (a new one if there is none), and prepare the next spare."""
@@ -122,9 +118,6 @@ class Sandbox:
             if worker is not None:
                 worker.kill()
         self._worker = self._spare = None
-        if self._forks is not None:
-            self._forks.close()
-            self._forks = None
 
     def ready(self) -> None:
         """Wait until the worker has opened the warehouse (starting one if needed); DptoolError if it cannot."""
@@ -182,6 +175,9 @@ class Sandbox:
 
     def close(self) -> None:
         self._stop()
+        if self._joined:
+            self._joined = False
+            _FORK_SERVERS.leave(self._command())
 
     def __enter__(self) -> Sandbox:
         return self
@@ -342,6 +338,46 @@ class _ForkServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             threading.Thread(target=self.proc.wait, daemon=True).start()
+
+
+class _ForkServers:
+    """This process's fork servers, one per worker command line (warehouse and limits), shared by the sandboxes that
+    use it: a sandbox made for each attempt of a served run forks its workers at once, with no interpreter to start.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._servers: dict[tuple[str, ...], _ForkServer] = {}
+        self._users: dict[tuple[str, ...], int] = {}
+
+    def join(self, command: list[str]) -> bool:
+        with self._lock:
+            self._users[tuple(command)] = self._users.get(tuple(command), 0) + 1
+        return True
+
+    def get(self, command: list[str]) -> _ForkServer:
+        """The live fork server of `command` (started now if there is none, or it died)."""
+        with self._lock:
+            server = self._servers.get(tuple(command))
+            if server is None or not server.alive():
+                if server is not None:
+                    server.close()
+                server = self._servers[tuple(command)] = _ForkServer(command)
+            return server
+
+    def leave(self, command: list[str]) -> None:
+        """One sandbox less uses `command`; the last one out ends its fork server."""
+        with self._lock:
+            key = tuple(command)
+            self._users[key] -= 1
+            server = self._servers.pop(key, None) if not self._users[key] else None
+            if not self._users[key]:
+                del self._users[key]
+        if server is not None:
+            server.close()
+
+
+_FORK_SERVERS = _ForkServers()
 
 
 class _Forked:
