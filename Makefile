@@ -10,7 +10,7 @@ DEMO_TARGET ?= 1800
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DO_NOT_TRACK := 1
 
-.PHONY: install demo docs docs-check readme test test-postgres test-spark test-dbt112 lint bench clean
+.PHONY: install demo docs docs-check docs-images readme test test-postgres test-spark test-dbt112 lint bench clean
 
 install: $(STAMP)
 
@@ -34,8 +34,13 @@ docs: $(STAMP)
 
 # what a reviewer reads, in headless Chromium (Debian's `chromium`): dbt docs of the whole demo (a gold model, the
 # overview dptool_tasks, a data product and a derived column) and report.html of a base-sql score run, checked and
-# photographed into docs/img/*.png; builds the demo first when there is no bundle
+# photographed into target/docs-check/img (a check changes no tracked file); builds the demo first when there is no
+# bundle. `make docs-images` does the same and writes the photographs into docs/img, where the README shows them
 docs-check: $(STAMP)
+	test -f bundle/tasks.jsonl || $(MAKE) demo
+	$(BIN)/python -m tests.docs_pages --project-dir . --bundle bundle --out target/docs-check/img
+
+docs-images: $(STAMP)
 	test -f bundle/tasks.jsonl || $(MAKE) demo
 	$(BIN)/python -m tests.docs_pages --project-dir . --bundle bundle --out docs/img
 

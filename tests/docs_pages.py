@@ -3,7 +3,8 @@
 
 Each reader returns what the page shows (innerText: hidden elements are left out) and, given a folder, takes its
 screenshot. tests/test_browser.py asserts on what they read; `make docs-check` (`python -m tests.docs_pages`) runs
-them on the demo after `dbt docs generate --select '*' --vars '{dptool_gold: true}'` and writes docs/img/*.png.
+them on the demo after `dbt docs generate --select '*' --vars '{dptool_gold: true}'` and writes the screenshots
+to target/docs-check/img (`make docs-images`: docs/img, the README's pictures).
 """
 
 from __future__ import annotations
@@ -155,6 +156,40 @@ def report_page(browser: Browser, report: Path, task_id: str, shots: Path | None
     return SimpleNamespace(headings=headings, question=question, expected=cells[0], given=cells[1], reason=reason)
 
 
+GRAPH_WINDOW = (1400, 900)
+# every visible edge sampled at 40 points (ends left out: they touch their own label's end and the next dot), and
+# each point tested against the box of every label
+GRAPH_LAYOUT = """(() => {
+    const svg = document.querySelector('svg');
+    const labels = [...svg.querySelectorAll('text.label')].map(t => t.getBBox());
+    const edges = [...svg.querySelectorAll('path.edge')].filter(p => getComputedStyle(p).display !== 'none');
+    const crossing = [];
+    for (const p of edges) {
+        const length = p.getTotalLength();
+        for (let i = 1; i < 40; i++) {
+            const q = p.getPointAtLength(length * i / 40);
+            const hit = labels.find(b => q.x > b.x + 1 && q.x < b.x + b.width - 1 && q.y > b.y + 1
+                                        && q.y < b.y + b.height - 1);
+            if (hit) { crossing.push(p.querySelector('title').textContent); break; }
+        }
+    }
+    return {edges: edges.length, crossing: crossing,
+            overflow: document.documentElement.scrollWidth - window.innerWidth};
+})()"""
+
+
+def graph_page(browser: Browser, page: Path, shots: Path | None = None) -> SimpleNamespace:
+    """`dptool graph --format html`'s page at 1,400 px: how far it overflows the window, and which visible edges
+    cross a label, with the metric -> table edges hidden (as it opens) and shown (its checkbox clicked)."""
+    browser.goto(page.resolve().as_uri(), "document.querySelector('svg text.label') !== null", "the graph page")
+    collapsed = browser.evaluate(GRAPH_LAYOUT)
+    if shots is not None:
+        browser.screenshot(shots / "graph.png", "body", max_height=1600)
+    browser.click("#metric-tables")
+    expanded = browser.evaluate(GRAPH_LAYOUT)
+    return SimpleNamespace(collapsed=collapsed, expanded=expanded)
+
+
 def main(argv: list[str] | None = None) -> int:
     """make docs-check: dbt docs of the whole demo, a base-sql score run, the pages read and photographed."""
     from dptool.project.dbt import DbtProject
@@ -175,7 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     work = project.project_dir / "target" / "docs-check"
     work.mkdir(parents=True, exist_ok=True)
     for command in (("answer", str(args.bundle), "--agent", "base-sql", "--out", str(work / "base-sql.jsonl")),
-                    ("score", str(args.bundle), str(work / "base-sql.jsonl"), "--out", str(work / "score"))):
+                    ("score", str(args.bundle), str(work / "base-sql.jsonl"), "--out", str(work / "score")),
+                    ("graph", "--project-dir", str(project.project_dir), "--format", "html", "--out",
+                     str(work / "graph.html"))):
         step(f"dptool {command[0]} ({' '.join(command[1:])})")
         subprocess.run([sys.executable, "-m", "dptool.cli", *command], check=True, stdout=subprocess.DEVNULL)
     tasks = [json.loads(line) for line in (args.bundle / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -190,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         tasks_page(docs, args.out)
         product = data_product_page(docs, shots=args.out)
         report = report_page(browser, work / "score" / "report.html", wrong["task_id"], args.out)
+    with Browser(window=GRAPH_WINDOW) as browser:
+        graph = graph_page(browser, work / "graph.html", args.out)
     problems = [what for what, ok in [
         (f"{task['task_id']}: the question", task["question"] in gold.description),
         (f"{task['task_id']}: the rule macros among Depends On",
@@ -197,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         (f"{DATA_PRODUCT_MODEL}: the request", "Data product request" in product.description),
         (f"{DERIVED_COLUMN}: the provenance, expanded", "Provenance: derived" in product.expanded),
         (f"report.html: {wrong['task_id']}'s question", report.question == wrong["question"]),
+        ("graph.html: within 1,400 px", graph.expanded["overflow"] <= 0),
+        ("graph.html: no edge across a label", not graph.collapsed["crossing"] + graph.expanded["crossing"]),
     ] if not ok]
     for png in sorted(args.out.glob("*.png")):
         print(f"  {png} {png.stat().st_size // 1024} KB")

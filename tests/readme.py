@@ -1,8 +1,9 @@
-"""The README's tour, written from a real run: `python -m tests.readme record` then `render`.
+"""The docs' tour, written from a real run: `python -m tests.readme record` then `render`.
 
 `record` reads what a real `make demo` and `make test` printed (their logs), the demo bundle they wrote, and runs
 the few cheap commands the tour shows (`dptool --help`, the reference agents and their scores), into
-docs/tour.json. `render` writes each marked section of README.md from docs/tour.json:
+docs/tour.json. `render` writes each marked section of README.md and the docs pages (docs/*.md) from
+docs/tour.json:
 
     <!-- tour:NAME -->
     ...written by tests/readme.py...
@@ -29,6 +30,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 TOUR = REPO / "docs" / "tour.json"
 README = REPO / "README.md"
+PAGES = (README, *sorted((REPO / "docs").glob("*.md")))  # where tour sections may stand
+
+
+def pages_text() -> str:
+    """README.md and every docs page, one after the other (each section stands in exactly one)."""
+    return "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
 # a section is inline (`<!-- tour:tasks -->1,124<!-- /tour:tasks -->`) or whole lines between its two markers
 SECTION = re.compile(r"(<!-- tour:(?P<name>[\w-]+) -->\n?)(?P<body>.*?)(\n?<!-- /tour:(?P=name) -->)", re.DOTALL)
 SHORTENED = ("gold_sql", "base_sql")  # SQL fields of the example task, cut to their start
@@ -62,9 +69,9 @@ def demo_lines(log: str) -> list[str]:
     summary = next(i for i in range(start, len(lines)) if re.match(r"\d+ validated tasks in ", lines[i]))
     shown.append("...")
     for line in lines[summary:]:
+        shown.append(re.sub(r" in /\S*/bundle$", " in bundle", line))
         if line.startswith("provenance:"):
             break
-        shown.append(re.sub(r" in /\S*/bundle$", " in bundle", line))
     ablate = next(i for i in range(summary, len(lines)) if "dptool ablate pairing" in lines[i])
     shown.append(lines[ablate])
     shown += [line for line in lines[ablate:] if re.match(r"\| (graph|similar text|random) \|", line)]
@@ -139,6 +146,8 @@ def record(args) -> None:
         tour.update(record_demo(args))
     if args.test_log:
         tour["tests"] = test_counts(Path(args.test_log).read_text(encoding="utf-8", errors="replace"))
+    if args.code:
+        tour.update(help=help_text(), tests_collected=collected())
     TOUR.parent.mkdir(exist_ok=True)
     TOUR.write_text(json.dumps(tour, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {TOUR}")
@@ -253,7 +262,7 @@ def sections(tour: dict) -> dict[str, str]:
     gold, base = example["gold"], example["base"]
     rules = " and ".join(f"`{r}`" for r in example["rule_ids"])
     t = tour["tests"]
-    skipped = f", {t['skipped']} skipped" if t.get("skipped") else ""
+    skipped = "".join(f", {t[k]:,} {k}" for k in ("skipped", "xfailed") if t.get(k))
     scores = tour["scores"]
     rule_tasks = tour["per_tier"].get("knowledge+analytics+rule", 0)
     analytics = tour["per_tier"].get("knowledge+analytics", 0)
@@ -301,7 +310,7 @@ def render(readme: str, tour: dict) -> str:
     def body(match: re.Match) -> str:
         name = match.group("name")
         if name not in texts:
-            raise SystemExit(f"README.md: no tour section called {name!r}; the sections are {', '.join(texts)}")
+            raise SystemExit(f"no tour section called {name!r}; the sections are {', '.join(texts)}")
         return f"{match.group(1)}{texts[name]}{match.group(4)}"
 
     return SECTION.sub(body, readme)
@@ -321,23 +330,28 @@ def main() -> None:
     rec.add_argument("--demo-log", help="what `make demo` printed: the demo's parts of the tour again")
     rec.add_argument("--demo-seconds", type=float, help="seconds `make demo` took")
     rec.add_argument("--test-log", help="what `make test` printed: pytest's counts again")
-    sub.add_parser("render", help="README.md's tour sections from docs/tour.json")
-    sub.add_parser("check", help="name the tour sections of README.md that docs/tour.json does not give")
+    rec.add_argument("--code", action="store_true",
+                     help="what the code gives now without a demo run: the command list, the tests collected")
+    sub.add_parser("render", help="the tour sections of README.md and docs/*.md from docs/tour.json")
+    sub.add_parser("check", help="name the tour sections of README.md and docs/*.md that docs/tour.json does not give")
     args = parser.parse_args()
     if args.command == "record":
         record(args)
         return
     tour = json.loads(TOUR.read_text(encoding="utf-8"))
-    readme = README.read_text(encoding="utf-8")
     if args.command == "check":
-        names = stale(readme, tour)
+        names = stale(pages_text(), tour)
         if names:
-            raise SystemExit(f"README.md: tour sections not as docs/tour.json gives them: {', '.join(names)}; "
-                             f"run `python -m tests.readme render`")
-        print("README.md: every tour section is as docs/tour.json gives it")
+            raise SystemExit(f"README.md, docs/*.md: tour sections not as docs/tour.json gives them: "
+                             f"{', '.join(names)}; run `python -m tests.readme render`")
+        print("README.md, docs/*.md: every tour section is as docs/tour.json gives it")
     else:
-        README.write_text(render(readme, tour), encoding="utf-8")
-        print(f"wrote {README}")
+        for page in PAGES:
+            text = page.read_text(encoding="utf-8")
+            rendered = render(text, tour)
+            if rendered != text:
+                page.write_text(rendered, encoding="utf-8")
+                print(f"wrote {page.relative_to(REPO)}")
 
 
 if __name__ == "__main__":

@@ -139,3 +139,17 @@ def test_report_shows_a_wrong_answers_question_gold_and_given_answer(pages, scor
     assert pages.report.question == task["question"]
     assert json.loads(pages.report.expected) == task["gold"]
     assert json.loads(pages.report.given) == scored.answers[task["task_id"]] != task["gold"]
+
+
+def test_the_graph_page_fits_1400_px_and_no_edge_crosses_a_label(chromium, demo_catalog, tmp_path):
+    from dptool.generate.graph import build_graph
+    from dptool.generate.graph_draw import draw_html
+
+    page = tmp_path / "graph.html"
+    page.write_text(draw_html(build_graph(demo_catalog), "demo"), encoding="utf-8")
+    with browser.Browser(window=docs_pages.GRAPH_WINDOW) as chrome:
+        seen = docs_pages.graph_page(chrome, page, tmp_path)
+    assert seen.collapsed["overflow"] <= 0 and seen.expanded["overflow"] <= 0
+    assert seen.collapsed["crossing"] == [] and seen.expanded["crossing"] == []
+    # the metric -> table layer is folded away until asked for, then every edge is drawn
+    assert 0 < seen.collapsed["edges"] < seen.expanded["edges"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -193,7 +194,8 @@ def test_a_bad_model_or_an_unreachable_ollama_is_one_error_line(bundle, ollama_s
     server = ollama_server
     base = [sys.executable, "-m", "dptool.cli", "eval", str(bundle), "--out", str(tmp_path / "run"), "--limit", "1"]
     bad = subprocess.run([*base, "--model", "gpt-4"], capture_output=True, text=True, timeout=60)
-    assert (bad.returncode, bad.stderr) == (1, "error: --model 'gpt-4': expected ollama:NAME, e.g. ollama:qwen2.5:7b\n")
+    assert (bad.returncode, bad.stderr) == (1, "error: --model 'gpt-4': expected ollama:NAME or openai:MODEL, e.g. "
+                                               "ollama:qwen2.5:7b\n")
     down = subprocess.run([*base, "--model", "ollama:m", "--ollama-host", "http://127.0.0.1:9"], capture_output=True,
                           text=True, timeout=60)
     assert down.returncode == 1
@@ -257,3 +259,146 @@ def test_the_agent_searches_the_knowledge_base_of_its_task_s_domain(bundle, task
             found = {p.source for p, _ in kb.search("Small-Sample Suppression 50 records", k=20)}
             assert ("rules/small_sample_suppression.md" in found) == (domain == "ecommerce"), found
             assert ("rules/small_segment_suppression.md" in found) == (domain == "banking"), found
+
+
+# ---- any OpenAI-compatible chat-completions endpoint (openai:MODEL), and replies that are not valid Unicode ----------
+# on the small bundle (tests/small_bundle.py): t_0001's gold is 42.0 (avg(amount) + 39), t_0002's 3.0 (count(*))
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> Path:
+    from tests.small_bundle import write_bundle
+
+    return write_bundle(tmp_path_factory.mktemp("small") / "bundle")
+
+
+def openai_eval(bundle: Path, server, out: Path, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dptool.cli", "eval", str(bundle), "--model", "openai:local-model",
+                           "--base-url", server.url, "--out", str(out), *extra], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, **(env or {})})
+
+
+def test_eval_runs_through_an_openai_compatible_endpoint_with_tool_calls(small, tmp_path):
+    from tests.openai_server import OpenAIServer
+
+    avg_sql = "select avg(amount) + 39 as value from shop.orders"
+    with OpenAIServer(api_key="sk-loopback") as server:
+        server.replies += [
+            {"content": "Let me look.", "tool_calls": [{"name": "run_sql", "arguments": {"sql": avg_sql}}]},
+            {"tool_calls": [{"name": "run_sql", "arguments": '{"sql": "select 1'}]},  # malformed JSON arguments
+            answer_reply({"value": 42.0}),
+            # two calls in one turn (parallel tool calls), each reply bound to its own call
+            {"tool_calls": [{"name": "run_sql", "arguments": {"sql": "select count(*) as n from shop.orders"}},
+                            {"name": "search_kb", "arguments": {"query": "refunds"}}]},
+            answer_reply({"value": 3}),
+        ]
+        proc = openai_eval(small, server, tmp_path / "run", "--api-key-env", "LOOPBACK_KEY",
+                           env={"LOOPBACK_KEY": "sk-loopback"})
+    assert proc.returncode == 0, proc.stderr
+    assert f"openai:local-model at {server.url}, condition standard: 2 tasks to run" in proc.stdout
+    assert "accuracy 100.0 %: 2 of 2 tasks correct" in proc.stdout, proc.stdout
+    run = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
+    assert run["model"] == "openai:local-model"
+    records = lines(tmp_path / "run" / "answers.jsonl")
+    assert [(r["task_id"], r["turns"], r["tool_calls"], r["prompt_tokens"], r["completion_tokens"]) for r in records] \
+        == [("t_0001", 3, 2, 33, 21), ("t_0002", 2, 2, 22, 14)]
+
+    methods = [(m, p) for m, p, _, _ in server.requests]
+    assert methods[0] == ("GET", "/v1/models") and methods.count(("POST", "/v1/chat/completions")) == 5
+    assert all(h.get("Authorization") == "Bearer sk-loopback" for _, _, h, _ in server.requests)
+    first, second, third, _, fifth = server.chat_bodies
+    assert (first["model"], first["temperature"], first["seed"]) == ("local-model", 0, 42)
+    assert [t["function"]["name"] for t in first["tools"]] == ["run_sql", "search_kb"]
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    assert second["messages"][2:] == [
+        {"role": "assistant", "content": "Let me look.", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "run_sql",
+                                                              "arguments": json.dumps({"sql": avg_sql})}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "value\n42.0\n(1 row)"}]
+    assert third["messages"][-2]["tool_calls"][0]["function"]["arguments"] == '{"sql": "select 1'
+    assert third["messages"][-1] == {"role": "tool", "tool_call_id": "call_2",
+                                     "content": "error: the arguments of run_sql must be a JSON object"}
+    calls, *replies = fifth["messages"][2:]
+    assert [c["id"] for c in calls["tool_calls"]] == ["call_1", "call_2"]
+    assert [r["tool_call_id"] for r in replies] == ["call_1", "call_2"]
+    assert replies[0]["content"] == "n\n3\n(1 row)" and replies[1]["content"].startswith("[")
+
+
+def test_an_endpoint_that_refuses_the_key_or_lacks_the_model_is_one_line_before_anything_is_written(small, tmp_path):
+    from tests.openai_server import OpenAIServer
+
+    out = tmp_path / "run"
+    with OpenAIServer(api_key="sk-right") as server:
+        wrong = openai_eval(small, server, out, env={"OPENAI_API_KEY": "sk-wrong"})
+        unset = openai_eval(small, server, out, "--api-key-env", "NO_SUCH_KEY_VARIABLE")
+    assert (wrong.returncode, wrong.stdout, out.exists()) == (1, "", False)
+    assert wrong.stderr == (f"error: openai:local-model at {server.url}: HTTP 401, the key was refused "
+                            "($OPENAI_API_KEY)\n")
+    assert unset.stderr == (f"error: openai:local-model at {server.url}: HTTP 401, the key was refused "
+                            "($NO_SUCH_KEY_VARIABLE is not set)\n")
+    with OpenAIServer(models=("other-model",)) as server:
+        missing = openai_eval(small, server, out)
+    assert (missing.returncode, out.exists()) == (1, False)
+    assert missing.stderr == (f"error: openai:local-model at {server.url}: the endpoint does not serve model "
+                              "'local-model' (it serves other-model)\n")
+    down = subprocess.run([sys.executable, "-m", "dptool.cli", "eval", str(small), "--model", "openai:m",
+                           "--base-url", "http://127.0.0.1:9/v1", "--out", str(out)], capture_output=True, text=True,
+                          timeout=60)
+    assert (down.returncode, out.exists()) == (1, False)
+    assert down.stderr == "error: cannot reach http://127.0.0.1:9/v1 (ConnectError); start the server or give the " \
+                          "right --base-url\n"
+    for url in ("notaurl", "http://[::1"):  # not a URL at all: one line too
+        bad = subprocess.run([sys.executable, "-m", "dptool.cli", "eval", str(small), "--model", "openai:m",
+                              "--base-url", url, "--out", str(out)], capture_output=True, text=True, timeout=60)
+        assert (bad.returncode, out.exists()) == (1, False)
+        assert bad.stderr.startswith(f"error: cannot reach {url} (") and bad.stderr.count("\n") == 1, bad.stderr
+
+
+def test_an_endpoint_without_a_model_list_is_taken_at_its_word(small, tmp_path):
+    from tests.openai_server import OpenAIServer
+
+    with OpenAIServer(models=None) as server:  # a 429 (rate limit) is waited out
+        server.replies += [{"status": 429, "error": "Rate limit reached"}, answer_reply({"value": 42.0}),
+                           answer_reply({"value": 3})]
+        proc = openai_eval(small, server, tmp_path / "run")
+    assert proc.returncode == 0, proc.stderr
+    assert "accuracy 100.0 %: 2 of 2 tasks correct" in proc.stdout
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_a_reply_holding_a_lone_surrogate_is_repaired_and_the_run_written(provider, small, ollama_server, tmp_path):
+    from tests.openai_server import OpenAIServer
+
+    replies = [{"content": "Checking \ud83d", "tool_calls": [{"name": "run_sql", "arguments": {
+                   "sql": "select 'x\ud800' as s"}}]},
+               {"content": "\ud83d Done <answer>{\"value\": 42.0}</answer>"}]
+    out = tmp_path / "run"
+    if provider == "ollama":
+        ollama_server.chat_replies += replies
+        proc = run_eval(small, ollama_server, out, "--tasks", "t_0001")
+    else:
+        with OpenAIServer() as server:
+            server.replies += replies
+            proc = openai_eval(small, server, out, "--tasks", "t_0001")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "accuracy 100.0 %: 1 of 1 tasks correct" in proc.stdout
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == ["warning: the model's replies held 3 lone surrogates (half a character, not Unicode); each "
+                        "was replaced by U+FFFD before use and in the transcripts"]
+    record, = lines(out / "answers.jsonl")
+    transcript = json.loads((out / record["transcript"]).read_text(encoding="utf-8"))
+    assert transcript["invalid_text"] == 3
+    assert transcript["messages"][2]["content"] == "Checking \ufffd"
+    assert transcript["messages"][3]["content"] == "s\nx\ufffd\n(1 row)"  # the repaired SQL ran
+
+
+def test_an_oracle_rule_id_is_never_a_path(tmp_path):
+    from dptool.errors import DptoolError
+    from tests.small_bundle import TASKS, write_bundle
+
+    bundle = write_bundle(tmp_path / "bundle")
+    (bundle / "secret.md").write_text("the user's secret\n", encoding="utf-8")  # kb/rules/../../secret.md
+    task = {**TASKS[0], "rule_ids": ["refunds_excluded", "../../secret"]}
+    with Agent(LLM("test-model"), bundle, Settings("ollama:test-model", condition="oracle")) as agent:
+        assert "Refunded orders leave" in agent.task_prompt(TASKS[0])
+        with pytest.raises(DptoolError, match=r"secret~[0-9a-f]{16}\.md: rule document of t_0001 not found"):
+            agent.task_prompt(task)

@@ -192,3 +192,191 @@ def test_a_sample_searches_only_its_own_domain_s_knowledge_base(bundle, tmp_path
         paths = set(re.findall(r"^\[([^\]]+?) — ", reply, flags=re.MULTILINE))
         assert paths and all((bundle / "kb" / domain / p).is_file() for p in paths), (domain, paths)
         assert ("rules/small_sample_suppression.md" in paths) == (domain == "ecommerce")
+
+
+# ---- sample ids as file names: whatever a log's ids are, every file inspect-import writes is inside --out --------
+
+HOSTILE_IDS = {"parent": "../../../victim/notes", "absolute": "{root}/victim/absolute", "slash": "a/b",
+               "long": "t" * 300}
+
+
+def _answering(messages, tools, tool_choice, config) -> ModelOutput:
+    return _usage(ModelOutput.from_content("mockllm/model", "<answer>52</answer>"))
+
+
+def dptool_like_log(root: Path, ids: list[str], solver=None, **eval_args):
+    """A real eval log of a task that carries the dptool task's metadata, with these sample ids (no bundle needed:
+    inspect-import reads the log alone)."""
+    task = Task(dataset=[Sample(input="How many?", target="52", id=i) for i in ids], solver=solver or generate(),
+                name="dptool", metadata={"dptool": {"bundle": "0" * 64, "condition": "standard"}})
+    log, = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=_answering),
+                        log_dir=str(root / "logs"), display="none", **eval_args)
+    return log
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_IDS))
+def test_a_sample_id_never_writes_outside_the_run_folder(case, tmp_path):
+    root = tmp_path / "root"
+    (root / "victim").mkdir(parents=True)
+    (root / "victim" / "notes-1.json").write_text("the user's notes\n", encoding="utf-8")
+    sample_id = HOSTILE_IDS[case].format(root=root)
+    log = dptool_like_log(tmp_path, [sample_id, "t_0001"])
+    before = _files(root)
+    out = root / "x" / "run"
+    proc = run_cli("inspect-import", log.location, "--out", str(out))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stdout.startswith("2 attempts of 2 tasks (1 epoch), 2 answered"), proc.stdout
+    after = _files(root)
+    assert {k: v for k, v in after.items() if not k.startswith("x/run/")} == before  # nothing else touched
+    records = [json.loads(line) for line in (out / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sorted(r["task_id"] for r in records) == sorted([sample_id, "t_0001"])
+    for record in records:  # each transcript a plain file of transcripts/, holding its own sample
+        path = out / record["transcript"]
+        assert path.parent == out / "transcripts" and len(path.name) <= 120 and path.is_file(), record
+        assert json.loads(path.read_text(encoding="utf-8"))["task_id"] == record["task_id"]
+    assert {"t_0001-1.json"} < {p.name for p in (out / "transcripts").iterdir()}  # a plain id keeps its name
+
+
+# ---- runs that are what they seem: a limit or an error is no answer, an incomplete log no silent run ------------
+
+def _never_answering(messages, tools, tool_choice, config) -> ModelOutput:
+    """A model that calls a tool at every turn, its text saying the gold of t_0002 (3) as if it were an answer
+    (only after 40 turns, far past any budget, does it stop: a task with no limit ends, and the test fails)."""
+    if sum(1 for m in messages if m.role == "assistant") >= 40:
+        return _usage(ModelOutput.from_content("mockllm/model", "<answer>3</answer>"))
+    return _usage(ModelOutput.for_tool_call("mockllm/model", "execute_sql", {"sql": "SELECT count(*) FROM shop.orders"},
+                                            content="<answer>3</answer> Let me check once more."))
+
+
+@pytest.fixture(scope="module")
+def small_bundle(tmp_path_factory) -> Path:
+    from tests.small_bundle import write_bundle
+
+    return write_bundle(tmp_path_factory.mktemp("small") / "bundle")
+
+
+def _eval(task, outputs, root: Path, **eval_args):
+    log, = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=outputs), log_dir=str(root / "logs"),
+                        display="none", **eval_args)
+    return log
+
+
+def test_a_model_that_never_stops_calling_tools_ends_at_eval_s_turn_budget_with_no_answer(small_bundle, tmp_path):
+    from dptool.evaluate.agent import MAX_TURNS
+
+    log = _eval(benchmark(bundle=str(small_bundle), tasks="t_0002"), _never_answering, tmp_path)
+    assert log.status == "success", log.error
+    sample, = log.samples
+    assert (sample.limit.type, sample.limit.limit) == ("turn", MAX_TURNS)
+    assert sum(1 for m in sample.messages if m.role == "assistant") == MAX_TURNS
+    score = next(iter(sample.scores.values()))
+    assert (score.value, score.answer, score.explanation, score.metadata["kind"]) == ("I", None, "no answer",
+                                                                                      "no answer")
+    out = tmp_path / "run"
+    proc = run_cli("inspect-import", log.location, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    record, = [json.loads(line) for line in (out / "answers.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert (record["answer"], record["stop"], record["turns"]) == (None, "max_turns", MAX_TURNS)
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert (run["complete"], run["max_turns"]) == (True, MAX_TURNS)
+    transcript = json.loads((out / record["transcript"]).read_text(encoding="utf-8"))
+    assert transcript["limit"]["type"] == "turn" and transcript["answer"] is None
+
+
+def test_a_task_argument_or_inspect_s_own_limit_overrides_the_turn_budget_and_still_no_answer(small_bundle, tmp_path):
+    log = _eval(benchmark(bundle=str(small_bundle), tasks="t_0002", max_turns=3), _never_answering, tmp_path / "a")
+    sample, = log.samples
+    assert (sample.limit.type, sample.limit.limit) == ("turn", 3)
+    assert sum(1 for m in sample.messages if m.role == "assistant") == 3
+    assert next(iter(sample.scores.values())).answer is None
+    # inspect's --message-limit: the text before the last tool call was once scored as the answer
+    log = _eval(benchmark(bundle=str(small_bundle), tasks="t_0002"), _never_answering, tmp_path / "b",
+                message_limit=11)
+    sample, = log.samples
+    assert sample.limit.type == "message"
+    score = next(iter(sample.scores.values()))
+    assert (score.value, score.answer, score.explanation) == ("I", None, "no answer")
+    with pytest.raises(ValueError, match="max_turns=0: expected 1 to 100"):
+        benchmark(bundle=str(small_bundle), max_turns=0)
+    with pytest.raises(ValueError, match="epochs is 10000000: expected 1 to 100"):
+        benchmark(bundle=str(small_bundle), epochs=10_000_000)
+
+
+def _failing(messages, tools, tool_choice, config) -> ModelOutput:
+    if "fail" in messages[-1].text:
+        raise RuntimeError("the model's server went away")
+    return _answering(messages, tools, tool_choice, config)
+
+
+def test_an_errored_log_is_refused_in_one_line_unless_imported_as_incomplete(tmp_path):
+    task = Task(dataset=[Sample(input="fail now", target="52", id="t_0001"),
+                         Sample(input="How many?", target="52", id="t_0002")],
+                solver=generate(), name="dptool", metadata={"dptool": {"bundle": "0" * 64}})
+    log, = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=_failing),
+                        log_dir=str(tmp_path / "logs"), display="none", max_samples=1)
+    assert log.status == "error", log.status
+    out = tmp_path / "run"
+    proc = run_cli("inspect-import", log.location, "--out", str(out))
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith(f"error: {log.location}: the eval ended on an error (") and \
+        "--allow-incomplete" in proc.stderr, proc.stderr
+    assert not out.exists() and proc.stdout == ""
+    proc = run_cli("inspect-import", log.location, "--out", str(out), "--allow-incomplete")
+    assert proc.returncode == 0, proc.stderr
+    assert "(incomplete: the eval ended on an error" in proc.stdout
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert (run["complete"], run["inspect_status"]) == (False, "error")
+    records = {r["task_id"]: r for r in map(json.loads, (out / "answers.jsonl").read_text(encoding="utf-8")
+                                            .splitlines())}
+    assert (records["t_0001"]["answer"], records["t_0001"]["stop"]) == (None, "error")
+
+
+def test_a_finished_log_with_an_errored_sample_is_refused_too(tmp_path):
+    task = Task(dataset=[Sample(input="fail now", target="52", id="t_0001"),
+                         Sample(input="How many?", target="52", id="t_0002")],
+                solver=generate(), name="dptool", metadata={"dptool": {"bundle": "0" * 64}})
+    log, = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=_failing),
+                        log_dir=str(tmp_path / "logs"), display="none", fail_on_error=False)
+    assert log.status == "success" and sum(1 for s in log.samples if s.error) == 1
+    proc = run_cli("inspect-import", log.location, "--out", str(tmp_path / "run"))
+    assert proc.returncode == 1 and not (tmp_path / "run").exists()
+    assert proc.stderr.startswith(f"error: {log.location}: 1 of 2 samples ended on an error (sample 't_0001' "
+                                  "epoch 1: "), proc.stderr
+    proc = run_cli("inspect-import", log.location, "--out", str(tmp_path / "run"), "--allow-incomplete")
+    assert proc.returncode == 0, proc.stderr
+    records = {r["task_id"]: r for r in map(json.loads, (tmp_path / "run" / "answers.jsonl").read_text(
+        encoding="utf-8").splitlines())}
+    assert (records["t_0001"]["answer"], records["t_0002"]["answer"]) == (None, "52")
+    assert json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["complete"] is False
+
+
+def test_a_log_whose_epochs_are_out_of_bounds_is_refused(tmp_path):
+    log = dptool_like_log(tmp_path, ["t_0001"])
+    log.eval.config.epochs = 10_000_000
+    from inspect_ai.log import write_eval_log
+
+    write_eval_log(log, str(tmp_path / "big.eval"))
+    proc = run_cli("inspect-import", str(tmp_path / "big.eval"), "--out", str(tmp_path / "run"))
+    assert proc.returncode == 1 and not (tmp_path / "run").exists()
+    assert proc.stderr == f"error: {tmp_path / 'big.eval'}: epochs is 10000000: expected 1 to 100; nothing was " \
+                          "written\n"
+
+
+def test_an_interrupted_log_is_refused_in_one_line(tmp_path):
+    from inspect_ai.log import write_eval_log
+
+    log = dptool_like_log(tmp_path, ["t_0001"])
+    log.status = "cancelled"  # what inspect writes when the eval was stopped (Ctrl+C)
+    write_eval_log(log, str(tmp_path / "stopped.eval"))
+    proc = run_cli("inspect-import", str(tmp_path / "stopped.eval"), "--out", str(tmp_path / "run"))
+    assert proc.returncode == 1 and not (tmp_path / "run").exists()
+    assert proc.stderr.startswith(f"error: {tmp_path / 'stopped.eval'}: the eval was interrupted; its score would "
+                                  "not be the model's"), proc.stderr
+    proc = run_cli("inspect-import", str(tmp_path / "stopped.eval"), "--out", str(tmp_path / "run"),
+                   "--allow-incomplete")
+    assert proc.returncode == 0 and proc.stdout.endswith("(incomplete: the eval was interrupted)\n"), proc.stdout
+    assert json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["complete"] is False

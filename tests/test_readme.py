@@ -1,8 +1,10 @@
-"""The README's tour is what a real run printed (docs/tour.json, by tests/readme.py), and what the code does now."""
+"""The tour in README.md and docs/*.md is what a real run printed (docs/tour.json, by tests/readme.py), and what the
+code does now."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -16,7 +18,7 @@ def tour() -> dict:
 
 @pytest.fixture(scope="module")
 def text() -> str:
-    return readme.README.read_text(encoding="utf-8")
+    return readme.pages_text()
 
 
 def test_every_tour_section_is_what_the_recorded_run_gives(text, tour):
@@ -62,6 +64,49 @@ def test_the_number_of_tests_is_what_the_tour_says(request, tour):
 def test_the_ten_claims_the_tour_once_got_wrong(text, tour):
     # the one-liner that runs gold_sql must pick a task that has one (the first task may be a knowledge task)
     assert "if t['gold_sql']" in text or "t.get('gold_sql')" in text
-    assert "macros/dptool_rules/rule__discount_cap.md" not in text  # rule new writes models/dptool_rules/
+    assert "models/dptool_rules/rule__discount_cap.md" not in text  # rule new writes macros/dptool_rules/
     assert "`dbt test --selector dptool_gold` runs the rule tests alone" not in text
     assert "t_0644" not in text and tour["example"]["task_id"] in text
+
+
+PROCESS_WORDS = re.compile(r"\bissue \d+|\bissue's\b|\bsession's machine|\bthis session\b|\bthe lead\b|"
+                           r"\bblind analysts?\b|\bhelper\b|\bthis machine\b", re.IGNORECASE)
+HEADING = re.compile(r"^#{1,6} (.*)$")
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _anchors(page) -> set[str]:
+    out, fenced = set(), False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and (m := HEADING.match(line)):
+            out.add(re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-"))
+    return out
+
+
+def test_the_readme_fits_a_newcomers_five_minutes():
+    lines = readme.README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 300
+    assert any(line.startswith("## Quickstart") for line in lines)
+
+
+def test_readme_and_docs_speak_of_the_product_alone():
+    found = [f"{page.name}: {m.group(0)!r}" for page in readme.PAGES
+             for m in PROCESS_WORDS.finditer(page.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_every_relative_link_of_readme_and_docs_resolves():
+    broken = []
+    for page in readme.PAGES:
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            path, _, anchor = target.partition("#")
+            if re.match(r"^[a-z]+:", path):
+                continue
+            dest = (page.parent / path).resolve() if path else page.resolve()
+            if not dest.exists():
+                broken.append(f"{page.name}: {target}")
+            elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    assert broken == []

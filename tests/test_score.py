@@ -123,7 +123,8 @@ def test_bird_set_equality_hiding_order_by_errors_is_closed():
     assert reason(RANKING, answer) == "row 1: expected SP, got MG"
     assert ok(BREAKDOWN, answer)  # a breakdown is a set: its order is free
     assert ok(BREAKDOWN, {"MG": 1, "SP": 10, "RJ": 5})
-    assert reason(RANKING, {"SP": 10, "RJ": 5, "MG": 1}) == "expected a JSON array of rows, got an object"
+    assert ok(RANKING, {"SP": 10, "RJ": 5, "MG": 1})  # an object keeps its order as written
+    assert reason(RANKING, {"MG": 1, "SP": 10, "RJ": 5}) == "row 1: expected SP, got MG"
 
 
 def test_spider2_dbt_per_column_sorting_accepting_scrambled_rows_is_closed():
@@ -241,7 +242,7 @@ def test_knowledge_answer_missing_a_fact_or_with_another_number_is_wrong():
     (task("value", {"value": 1.0}), "x" * 1_000_001, "answer larger than 1 MB"),
     (task("value", {"value": 1.0}), ["x" * 1_000_001], "answer larger than 1 MB"),
     (task("value", {"value": 1.0}), "[" * 100_000, "expected one number, found no number in text '" + "[" * 60 + "…'"),
-    (RANKING, {"state": "SP", "value": 10}, "expected a JSON array of rows, got an object"),
+    (RANKING, {"state": "SP", "value": 10}, "expected 3 rows, got 1"),
     (RANKING, [{"state": "SP", "avg": 10, "n": 5}] * 3,
      "row 1: expected {'state': group, 'value': number}, got '{\"avg\": 10, \"n\": 5, \"state\": \"SP\"}'"),
     (RANKING, [[["SP"], 10]] * 3, "row 1: the group is not a value: '[\"SP\"]'"),

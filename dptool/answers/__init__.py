@@ -4,9 +4,12 @@
 base answer would already pass.
 
 verdict (Verdict, Wrong, how a reason shows values) · parse (JSON, <answer> tags, JSON inside prose, text) ·
-numbers (numbers with every minus and accounting negatives, the tolerance) · dates (dates and months in the
-forms people write them) · hedges (one verdict and one value per field, at every depth) · formats (value,
-ranking, breakdown, threshold, trend, comparison, significance) · passage (reading a knowledge text: words,
+numbers (numbers with every minus and accounting negatives, European numbers, the tolerance) · bounds (a bounded,
+negated or approximate number names no value) · dates (dates and months in the forms people write them) · hedges
+(one verdict and one value per field, at every depth) · scenarios (a second number beside the asked ones is
+another scenario) · restated (margins, differences, ratios, means checked against the gold) · shape (fields, the
+kind and scale of a value) · groups (group keys matched and named) · rows (ranking, breakdown) · formats (value,
+threshold, trend, comparison, significance) · passage (reading a knowledge text: words,
 claims, sentences, the polarity of rule words) · knowledge (key facts, precision, meaning, no inverted rule).
 
 Answers are JSON values or text. Text is parsed as JSON, else the content of its last <answer>…</answer>, else
@@ -24,7 +27,15 @@ from typing import Any
 from dptool.answers import formats
 from dptool.answers.knowledge import knowledge, missing_fact
 from dptool.answers.numbers import allowed_error, check_number, numbers_in, to_number
-from dptool.answers.parse import DuplicateKeys, Malformed, Text, parse_answer, read_json, repeated_key
+from dptool.answers.parse import (
+    DuplicateKeys,
+    Malformed,
+    Text,
+    holds_non_finite,
+    parse_answer,
+    read_json,
+    repeated_key,
+)
 from dptool.answers.verdict import (
     CONTRADICTED,
     FACT,
@@ -63,10 +74,8 @@ def compare(task: dict, answer: Any, *, against: str = "gold") -> Verdict:
     try:
         parsed = parse_answer(answer, embedded=fmt["type"] != "knowledge")
         tolerance = task.get("tolerance") or DEFAULT_TOLERANCE
-        if comparator is knowledge:  # precision is judged against what the question says too
-            knowledge(parsed, expected, fmt, tolerance, str(task.get("question") or ""))
-        else:
-            comparator(parsed, expected, fmt, tolerance)
+        # what the question states: a knowledge answer's precision, a restated year or threshold
+        comparator(parsed, expected, fmt, tolerance, str(task.get("question") or ""))
     except Wrong as exc:
         return Verdict(False, str(exc), exc.kind)
     except (TypeError, ValueError, KeyError, AttributeError, ArithmeticError, RecursionError) as exc:
@@ -78,5 +87,5 @@ def compare(task: dict, answer: Any, *, against: str = "gold") -> Verdict:
 
 __all__ = ["CONTRADICTED", "COMPARATORS", "DEFAULT_TOLERANCE", "FACT", "HEDGED", "MALFORMED", "NO_ANSWER", "ROWS",
            "VALUE", "VERDICT", "DuplicateKeys", "Malformed", "Text", "Verdict", "Wrong", "allowed_error",
-           "check_number", "compare", "missing_fact", "numbers_in", "parse_answer", "read_json", "repeated_key",
-           "to_number"]
+           "check_number", "compare", "holds_non_finite", "missing_fact", "numbers_in", "parse_answer", "read_json",
+           "repeated_key", "to_number"]

@@ -1,14 +1,14 @@
-"""The typed comparators of the analysis formats: value, ranking, breakdown, threshold, trend, comparison and
-significance, each raising Wrong with its reason when the answer does not match its gold."""
+"""The typed comparators of the analysis formats: value, threshold, trend, comparison and significance (ranking
+and breakdown are in rows), each raising Wrong with its reason when the answer does not match its gold."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from typing import Any
 
 from dptool.answers.dates import parse_period
+from dptool.answers.groups import Keys, group_namer, show
 from dptool.answers.hedges import (
     DIRECTIONS,
     VERDICTS,
@@ -18,13 +18,31 @@ from dptool.answers.hedges import (
     one_verdict,
     top_fields,
 )
-from dptool.answers.numbers import PLUS_MINUS, check_number, numbers_in, to_number
+from dptool.answers.numbers import PLUS_MINUS, allowed_error, check_number, not_finite, numbers_in, to_number
 from dptool.answers.parse import Text
+from dptool.answers.restated import (
+    DIFFERENCES,
+    MARGINS,
+    RATIOS,
+    RELATIVE,
+    RELATIVE_MARGINS,
+    SHORTFALLS,
+    TEST_STATISTICS,
+    TREND_FACTS,
+    difference,
+    margin,
+    same_alpha,
+)
+from dptool.answers.rows import breakdown, ranking, rows_of
+from dptool.answers.scenarios import no_second_number
+from dptool.answers.shape import field, numeric, percent_scale, require_dict
 from dptool.answers.verdict import (
     CONTRADICTED,
     HEDGED,
     MALFORMED,
+    NO_ANSWER,
     ROWS,
+    VALUE,
     VERDICT,
     Wrong,
     field_name,
@@ -35,64 +53,15 @@ from dptool.answers.verdict import fmt as number_text
 
 P_VALUE_TOLERANCE = 0.01
 # a group the data calls NULL may only be written as a word inside JSON ({"NULL": 1.2} has a string key)
-_NULL_NAMES = frozenset(["null", "none", "(null)", "<null>", "[null]", "nil", "n/a", "(none)"])
-
-
-class Keys:
-    """Group keys compared case-, accent- and space-insensitively, unless that would merge gold keys; "NULL" or
-    "null" names the NULL group when the gold has one and no group of that name."""
-
-    def __init__(self, gold_keys: list[Any]):
-        folded = [fold(k) for k in gold_keys]
-        self.exact = len(set(folded)) < len(folded) and len({_exact(k) for k in gold_keys}) == len(gold_keys)
-        self.null_names = _NULL_NAMES - set(folded) if None in gold_keys else frozenset()
-
-    def __call__(self, key: Any) -> str | None:
-        if isinstance(key, str) and fold(key) in self.null_names:
-            return None
-        return _exact(key) if self.exact else fold(key)
-
-
-def _exact(x: Any) -> str | None:
-    return None if x is None else str(x)
-
-
-def show(key: Any) -> str:
-    """A group key as a reason names it."""
-    return "NULL" if key is None else str(key)
-
-
-def _percent_scale(fmt: dict) -> str | None:
-    return "fraction" if fmt.get("format") == "percent" else None
-
-
-def _require_dict(answer: Any, kind: str) -> dict:
-    if not isinstance(answer, dict):
-        raise Wrong(f"expected a JSON object for a {kind} answer, got {_kind(answer)}")
-    return answer
-
-
-def _kind(x: Any) -> str:
-    if isinstance(x, Text):
-        return f"text {short(x.text)}"
-    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(x), "a number")
-
-
-def _field(answer: dict, name: str, *aliases: str) -> Any:
-    fields = top_fields(answer)
-    for key in (name, *aliases):
-        if field_name(key) in fields:
-            return fields[field_name(key)]
-    raise Wrong(f"missing field {name!r}")
-
-
 # ---- one value -----------------------------------------------------------------------------------------------
 
 
-def value(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
-    """One number: {"value": 7.96}, {"avg_days": 7.96}, 7.96, "7.96 days", "–8,182.15 CZK"."""
+def value(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> None:
+    """One number: {"value": 7.96}, {"avg_days": 7.96}, 7.96, "7.96 days", "–8,182.15 CZK"; a second number
+    beside it is another scenario, and a numerator and denominator must give the value."""
     if isinstance(answer, Text):
+        if not_finite(answer.text):
+            raise Wrong(f"value: {short(answer.text)} is not a number", NO_ANSWER)
         if PLUS_MINUS.search(answer.text):
             raise Wrong(f"hedged answer: a value with a plus-or-minus names two, {short(answer.text)}", HEDGED)
         found = numbers_in(answer.text, 2)
@@ -100,11 +69,13 @@ def value(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
             many = "more than one number" if found else "no number"
             raise Wrong(f"expected one number, found {many} in text {short(answer.text)}",
                         HEDGED if found else MALFORMED)
+        to_number(answer.text, "value")  # "more than 52 sellers" names no value
         answer = f"{found[0].value!r}{'%' if found[0].percent else ''}"
     elif isinstance(answer, dict):
         fields = top_fields(answer)
         if "value" in fields:
-            _no_second_value(answer)
+            _no_second_value(answer, question, tol)
+            _ratio_agrees(fields, gold, fmt, tol)
             answer = fields["value"]
         elif len(answer) == 1:  # {"csat": 0.84}: one named number
             key, answer = next(iter(answer.items()))
@@ -115,111 +86,49 @@ def value(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
     elif isinstance(answer, list):
         if len(answer) != 1:
             raise Wrong(f"expected one value, got an array of {len(answer)}", HEDGED if len(answer) > 1 else ROWS)
-        return value(answer[0], gold, fmt, tol)
-    check_number(answer, gold["value"], tol, "value", _percent_scale(fmt))
+        return value(answer[0], gold, fmt, tol, question)
+    check_number(answer, gold["value"], tol, "value", percent_scale(fmt))
 
 
-def _no_second_value(answer: dict) -> None:
+_RATIO = ("numerator", "denominator")
+RATIO_TOLERANCE = 0.01
+
+
+def _no_second_value(answer: dict, question: str, tol: dict) -> None:
     for key, x in answer.items():
         name = field_name(key)
         if name == "value":
             continue
         if offers_alternatives(key, x):
             raise Wrong(f"hedged answer: {key!r} offers alternatives", HEDGED)
-        if "value" in name and _numeric(x):
+        if "value" in name and numeric(x):
             raise Wrong(f"hedged answer: a second value in {key!r}", HEDGED)
         if isinstance(x, dict | list):
             nested_claims(x, str(key), {"value"}, verdicts=False)
+    try:
+        same = to_number(top_fields(answer)["value"], "value").value
+    except Wrong:
+        same = None  # read again, with its reason, when it is compared
+    no_second_number(answer, {"value", *_RATIO}, question, () if same is None else (same,),
+                     0.0 if same is None else allowed_error(same, tol))
 
 
-def _numeric(x: Any) -> bool:
-    if isinstance(x, bool):
-        return False
-    return isinstance(x, int | float | dict | list) or (isinstance(x, str) and bool(numbers_in(x, 1)))
 
-
-# ---- rows ----------------------------------------------------------------------------------------------------
-
-
-def rows_of(answer: Any, key: str) -> list[tuple[Any, Any]]:
-    """(group, value) pairs from an array of rows: {key: g, "value": v}, {g: v}, [g, v]."""
-    if isinstance(answer, dict):
-        lists = [v for v in answer.values() if isinstance(v, list)]
-        if len(answer) == 1 and len(lists) == 1:  # {"ranking": [...]}
-            answer = lists[0]
-    if not isinstance(answer, list):
-        raise Wrong(f"expected a JSON array of rows, got {_kind(answer)}")
-    return [_row(i, row, key) for i, row in enumerate(answer, 1)]
-
-
-def _row(i: int, row: Any, key: str) -> tuple[Any, Any]:
-    if isinstance(row, list) and len(row) == 2:
-        group, value_ = row
-    elif not isinstance(row, dict):
-        raise Wrong(f"row {i}: expected {{{key!r}: group, 'value': number}}, got {short(row)}")
-    else:
-        fields = top_fields(row)
-        if field_name(key) in fields and ("value" in fields or len(row) == 2):
-            group = fields.pop(field_name(key))
-            value_ = fields["value"] if "value" in fields else next(iter(fields.values()))
-            own = {field_name(key), "value"} if "value" in fields else {field_name(key), *fields}
-        elif "value" in fields and len(row) == 2:
-            group = next(v for k, v in row.items() if field_name(k) != "value")
-            value_ = fields["value"]
-            own = set(fields)
-        elif len(row) == 1:
-            group, value_ = next(iter(row.items()))
-            own = set(fields)
-        else:
-            raise Wrong(f"row {i}: expected {{{key!r}: group, 'value': number}}, got {short(row)}")
-        for k, x in row.items():  # extra fields such as "rank" are free, a second value is not
-            if field_name(k) in own:
-                continue
-            if offers_alternatives(k, x) or isinstance(x, dict | list) or ("value" in field_name(k) and _numeric(x)):
-                raise Wrong(f"hedged answer: row {i} holds a second value in {k!r}", HEDGED)
-    if isinstance(group, dict | list):
-        raise Wrong(f"row {i}: the group is not a value: {short(group)}")
-    if isinstance(value_, list) and len(value_) > 1:
-        raise Wrong(f"hedged answer: row {i} gives a list of {len(value_)} values", HEDGED)
-    return group, value_
-
-
-def ranking(answer: Any, gold: list[dict], fmt: dict, tol: dict) -> None:
-    """The top k groups in order, each with its value."""
-    key = fmt["key"]
-    rows = rows_of(answer, key)
-    keys = Keys([g[key] for g in gold])
-    if len(rows) != len(gold):
-        raise Wrong(f"expected {len(gold)} rows, got {len(rows)}", ROWS)
-    for i, ((group, value_), g) in enumerate(zip(rows, gold, strict=True), 1):
-        if keys(group) != keys(g[key]):
-            raise Wrong(f"row {i}: expected {show(g[key])}, got {show(group)}", ROWS)
-        check_number(value_, g["value"], tol, f"row {i} ({show(g[key])})", _percent_scale(fmt))
-
-
-def breakdown(answer: Any, gold: list[dict], fmt: dict, tol: dict) -> None:
-    """Every group with its value, in any order."""
-    key = fmt["key"]
-    if isinstance(answer, dict) and answer and not any(isinstance(v, dict | list) for v in answer.values()) and (
-            len(answer) > 1 or field_name(next(iter(answer))) not in ("value", field_name(key))):  # {"delivered": 0.4}
-        rows = list(answer.items())  # {"SP": 1.2, "RJ": 3.4}: a set needs no order (duplicate keys are refused)
-    else:
-        rows = rows_of(answer, key)
-    keys = Keys([g[key] for g in gold])
-    counts = Counter(keys(group) for group, _ in rows)
-    for group, _ in rows:  # a duplicated row is an error, never merged away
-        if counts[keys(group)] > 1:
-            raise Wrong(f"group {show(group)} appears {counts[keys(group)]} times", ROWS)
-    given = {keys(group): value_ for group, value_ in rows}
-    expected = {keys(g[key]): g for g in gold}
-    missing = [show(g[key]) for k, g in expected.items() if k not in given]
-    if missing:
-        raise Wrong(f"missing groups: {', '.join(missing[:5])}", ROWS)
-    extra = [show(group) for group, _ in rows if keys(group) not in expected]
-    if extra:
-        raise Wrong(f"unexpected groups: {', '.join(extra[:5])}", ROWS)
-    for k, g in expected.items():
-        check_number(given[k], g["value"], tol, f"group {show(g[key])}", _percent_scale(fmt))
+def _ratio_agrees(fields: dict, gold: dict, fmt: dict, tol: dict) -> None:
+    """A restated numerator and denominator must give the gold value (a share, in either scale)."""
+    given = [f for f in _RATIO if f in fields]
+    if not given:
+        return
+    if len(given) == 1:
+        raise Wrong(f"hedged answer: a second number in {given[0]!r} without the other half of the ratio", HEDGED)
+    numerator, denominator = (to_number(fields[f], f).value for f in _RATIO)
+    if numerator is None or not denominator:
+        raise Wrong("contradictory answer: the numerator and denominator give no value", CONTRADICTED)
+    try:  # the parts are often rounded: a percent of play, far below another scenario's difference
+        check_number(numerator / denominator, gold["value"], {"rel_tol": RATIO_TOLERANCE, "abs_tol": 0.0},
+                     "numerator / denominator", percent_scale(fmt))
+    except Wrong as exc:
+        raise Wrong(f"contradictory answer: {exc}", CONTRADICTED) from None
 
 
 # ---- verdicts ------------------------------------------------------------------------------------------------
@@ -288,60 +197,99 @@ def _plain_word(text: str | None, words: dict[str, str]) -> str | None:
     return words.get(" ".join(parts)) if parts else None
 
 
-def threshold(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
-    """PASS or FAIL, with the value (and, optionally, the threshold restated)."""
-    answer = _require_dict(answer, "threshold")
+def threshold(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> None:
+    """PASS or FAIL, with the value (and, optionally, the threshold and the margin restated)."""
+    answer = require_dict(answer, "threshold")
     one_verdict(answer, ("result", "verdict"), ("value", "threshold"))
-    result = _word(_field(answer, "result", "verdict"), VERDICTS, "result", "PASS or FAIL")
+    restated = {f for f in top_fields(answer) if "threshold" in f and f not in MARGINS | SHORTFALLS | RELATIVE_MARGINS}
+    no_second_number(answer, {"result", "verdict", "value", *restated, *MARGINS, *SHORTFALLS, *RELATIVE_MARGINS,
+                              *_RATIO}, question)
+    result = _word(field(answer, "result", "verdict"), VERDICTS, "result", "PASS or FAIL")
     no_other_verdict_in_text(answer, ("result", "verdict"), result, _pass_fail_named)
     if result != gold["result"]:
         raise Wrong(f"result {result}, the gold is {gold['result']}", VERDICT)
-    scale = _percent_scale(fmt)
-    check_number(_field(answer, "value"), gold["value"], tol, "value", scale)
+    scale = percent_scale(fmt)
+    check_number(field(answer, "value"), gold["value"], tol, "value", scale)
     fields = top_fields(answer)
-    if "threshold" in fields:  # optional; a restated threshold must still be the asked one
-        check_number(fields["threshold"], gold["threshold"], tol, "threshold", scale)
+    for name in sorted(restated):  # optional; a restated threshold ("threshold_value" too) must be the asked one
+        check_number(fields[name], gold["threshold"], tol, name, scale)
+    margin(answer, gold["value"], gold["threshold"], scale == "fraction", tol)
 
 
-def trend(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
+def trend(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> None:
     """The direction, the total change in percentage points and the peak month."""
-    answer = _require_dict(answer, "trend")
+    answer = require_dict(answer, "trend")
     one_verdict(answer, ("direction",), ("total_change_pct", "peak_period"))
-    direction = _word(_field(answer, "direction"), DIRECTIONS, "direction", "increasing, decreasing or flat")
+    no_second_number(answer, {"direction", "totalchangepct", "peakperiod", *TREND_FACTS}, question)
+    direction = _word(field(answer, "direction"), DIRECTIONS, "direction", "increasing, decreasing or flat")
     no_other_verdict_in_text(answer, ("direction",), direction, _directions_named)
     if direction != gold["direction"]:
         raise Wrong(f"direction {direction}, the gold is {gold['direction']}", VERDICT)
-    check_number(_field(answer, "total_change_pct"), gold["total_change_pct"], tol, "total_change_pct", "points")
-    peak = _field(answer, "peak_period")
+    check_number(field(answer, "total_change_pct"), gold["total_change_pct"], tol, "total_change_pct", "points")
+    peak = field(answer, "peak_period")
     if parse_period(peak) != parse_period(gold["peak_period"]):
         raise Wrong(f"peak_period {short(peak)}, the gold is {gold['peak_period']}", VERDICT)
 
 
-def comparison(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
-    """Two groups' values, aligned by group, and which is higher."""
-    answer = _require_dict(answer, "comparison")
+_PAIRED = ("group_a", "group_b", "value_a", "value_b")
+
+
+def _one_value(x: Any) -> Any:
+    """A group's value: itself, or the one field of an object ({"RS": {"value": 53}})."""
+    if isinstance(x, dict) and len(x) == 1:
+        return next(iter(x.values()))
+    return x
+
+
+def _two_groups(answer: dict, keys: Keys, gold: dict) -> tuple[list[tuple[Any, Any]], set[str]]:
+    """The answer's (group, value) pairs in its order, and the fields that hold them: group_a/value_a and
+    group_b/value_b, or the groups as keys ({"RS": 53, "PR": 55}, {"value_RS": 53, …}, {"RS": {"value": 53}},
+    or one object of them: {"values": {…}})."""
+    fields = top_fields(answer)
+    if "groupa" in fields or "groupb" in fields or "valuea" in fields:
+        return [(field(answer, f"group_{s}"), field(answer, f"value_{s}")) for s in ("a", "b")], \
+            {field_name(f) for f in _PAIRED}
+    group_named = group_namer(keys, [gold["group_a"], gold["group_b"]])
+    for key, x in answer.items():
+        if isinstance(x, dict) and len(x) == 2 and all(group_named(k) is not None for k in x):
+            return [(group_named(k), v) for k, v in x.items()], {field_name(key)}
+    pairs = [(k, _one_value(x)) for k, x in answer.items() if group_named(k) is not None]
+    if len(pairs) == 2 and not any(isinstance(v, dict | list) for _, v in pairs):
+        return [(group_named(k), v) for k, v in pairs], {field_name(k) for k, _ in pairs}
+    raise Wrong("missing field 'group_a'")
+
+
+def comparison(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> None:
+    """Two groups' values, aligned by group, and which is higher; a restated difference or ratio must follow
+    from the two values."""
+    answer = require_dict(answer, "comparison")
     keys = Keys([gold["group_a"], gold["group_b"]])
     named = {keys(gold["group_a"]), keys(gold["group_b"])}
 
     def names_group(x: Any) -> bool:
         return keys(x) in named
 
-    one_verdict(answer, ("higher",), ("group_a", "group_b", "value_a", "value_b"), names_group)
+    one_verdict(answer, ("higher",), _PAIRED, names_group)
+    pairs, held = _two_groups(answer, keys, gold)
+    no_second_number(answer, {"higher", *held, *DIFFERENCES, *RATIOS, *RELATIVE}, question)
     given = {}
-    for side in ("a", "b"):  # aligned by group: naming the two groups in the other order is fine
-        group = _field(answer, f"group_{side}")
+    for group, value_ in pairs:  # aligned by group: naming the two groups in the other order is fine
         if keys(group) in given:
             raise Wrong(f"group {show(group)} named twice")
-        given[keys(group)] = _field(answer, f"value_{side}")
+        given[keys(group)] = value_
+    gold_of = {}
     for side in ("a", "b"):
         group = gold[f"group_{side}"]
         if keys(group) not in given:
             raise Wrong(f"missing group {show(group)}", ROWS)
         check_number(given[keys(group)], gold[f"value_{side}"], tol, f"value of {show(group)}",
-                     _percent_scale(fmt))
-    higher = _field(answer, "higher")
+                     percent_scale(fmt))
+        gold_of[keys(group)] = gold[f"value_{side}"]
+    first, second = (gold_of[keys(group)] for group, _ in pairs)
+    difference(answer, first, second, percent_scale(fmt) == "fraction", tol)
+    higher = field(answer, "higher")
     if isinstance(higher, str) and field_name(higher) in ("groupa", "a", "groupb", "b"):
-        higher = _field(answer, f"group_{field_name(higher)[-1]}")  # "higher": "group_a" names its own group_a
+        higher = field(answer, f"group_{field_name(higher)[-1]}")  # "higher": "group_a" names its own group_a
     _no_other_higher_in_text(answer, higher, [gold["group_a"], gold["group_b"]], keys)
     if isinstance(higher, list) and len(higher) > 1:
         raise Wrong(f"hedged answer: 'higher' is a list of {len(higher)} where one group is asked", HEDGED)
@@ -376,20 +324,91 @@ def _boolean(x: Any, what: str) -> bool:
     return _word(x, words, what, "true or false") == "true"
 
 
-def significance(answer: Any, gold: dict, fmt: dict, tol: dict) -> None:
-    """The verdict at the task's alpha, and a p-value within 0.01 that agrees with it."""
-    answer = _require_dict(answer, "significance")
+def significance(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = "") -> None:
+    """The verdict at the task's alpha, and a p-value within 0.01 that agrees with it; restated groups, means,
+    their difference and alpha must be the gold's (means aligned by group)."""
+    answer = require_dict(answer, "significance")
     own = ("significant", "is_significant")
-    one_verdict(answer, own, ("p_value", "test_name", "group_a", "group_b", "mean_a", "mean_b"))
-    significant = _boolean(_field(answer, *own), "significant")
+    asked = ("p_value", "test_name", "group_a", "group_b", "mean_a", "mean_b")
+    one_verdict(answer, own, asked)
+    by_group = _means_by_group(answer, gold, fmt, tol)
+    no_second_number(answer, {*map(field_name, (*own, *asked, "p", "pvalue", "p_val", "alpha",
+                                                "significance_level")), *TEST_STATISTICS, *DIFFERENCES, *by_group},
+                     question)
+    significant = _boolean(field(answer, *own), "significant")
     no_other_verdict_in_text(answer, (*own, "test_name"), json.dumps(significant), _significance_named)
-    p = _field(answer, "p_value", "p", "pvalue", "p_val")
+    p = field(answer, "p_value", "p", "pvalue", "p_val")
     if significant != gold["significant"]:
         raise Wrong(f"significant {json.dumps(significant)}, the gold is {json.dumps(gold['significant'])}", VERDICT)
-    check_number(p, gold["p_value"], {"abs_tol": P_VALUE_TOLERANCE}, "p_value")
+    check_number(p, gold["p_value"], {"abs_tol": P_VALUE_TOLERANCE}, "p_value", bounds=True)
     alpha = fmt.get("alpha")
     if alpha is not None:
         _agrees(p, significant, float(alpha))
+    same_alpha(answer, alpha)
+    _means(answer, gold, fmt, tol)
+
+
+def _means_by_group(answer: dict, gold: dict, fmt: dict, tol: dict) -> set[str]:
+    """Check the means an answer names after their groups ("mean_PR": 2.44, "SP": 2.86); the fields it read."""
+    if "group_a" not in gold or "group_b" not in gold:
+        return set()
+    groups = [gold["group_a"], gold["group_b"]]
+    keys = Keys(groups)
+    group_named = group_namer(keys, groups)
+    mean_of = {keys(gold["group_a"]): gold.get("mean_a"), keys(gold["group_b"]): gold.get("mean_b")}
+    held = set()
+    for key, x in answer.items():
+        group = group_named(key)
+        if group is None or isinstance(x, dict | list) or field_name(key) in ("groupa", "groupb"):
+            continue
+        held.add(field_name(key))
+        if mean_of[keys(group)] is not None:
+            try:
+                check_number(x, mean_of[keys(group)], tol, str(key), percent_scale(fmt))
+            except Wrong as exc:
+                if exc.kind != VALUE:
+                    raise
+                raise Wrong(f"contradictory answer: {key!r} is not the mean of {show(group)} ({exc})",
+                            CONTRADICTED) from None
+    return held
+
+
+def _means(answer: dict, gold: dict, fmt: dict, tol: dict) -> None:
+    """Restated groups must be the compared ones, and restated means each its own group's (the answer's group_a
+    or, when it names none, the gold's)."""
+    if "group_a" not in gold or "group_b" not in gold:
+        return
+    keys = Keys([gold["group_a"], gold["group_b"]])
+    fields = top_fields(answer)
+    order = [gold["group_a"], gold["group_b"]]
+    named = [fields.get(f"group{s}") for s in "ab"]
+    for side, group in zip("ab", named, strict=True):
+        if group is not None and keys(group) not in {keys(g) for g in order}:
+            raise Wrong(f"group_{side} {short(group)} is not one of the compared groups, {show(order[0])} and "
+                        f"{show(order[1])}", ROWS)
+    if all(g is not None for g in named):
+        if keys(named[0]) == keys(named[1]):
+            raise Wrong(f"group {show(named[0])} named twice")
+        if keys(named[0]) != keys(order[0]):
+            order.reverse()  # the answer names the groups the other way round: its means follow its groups
+    elif any(g is not None for g in named):
+        side = "a" if named[0] is not None else "b"
+        if keys(named["ab".index(side)]) != keys(gold[f"group_{side}"]):
+            order.reverse()
+    mean_of = {keys(gold["group_a"]): gold.get("mean_a"), keys(gold["group_b"]): gold.get("mean_b")}
+    means = [mean_of[keys(g)] for g in order]
+    scale = percent_scale(fmt)
+    for side, mean in zip("ab", means, strict=True):
+        if f"mean{side}" in fields and mean is not None:
+            try:
+                check_number(fields[f"mean{side}"], mean, tol, f"mean_{side}", scale)
+            except Wrong as exc:
+                if exc.kind != VALUE:
+                    raise
+                raise Wrong(f"contradictory answer: mean_{side} is not the mean of {show(order['ab'.index(side)])}"
+                            f" ({exc})", CONTRADICTED) from None
+    if None not in means:
+        difference(answer, means[0], means[1], scale == "fraction", tol, relative=False)
 
 
 _P_NAME = re.compile(r"^\s*(?:p(?:[\s_-]?value)?)?\s*")  # "p < 0.001", "p-value = 0.04"
@@ -398,7 +417,7 @@ _P_NAME = re.compile(r"^\s*(?:p(?:[\s_-]?value)?)?\s*")  # "p < 0.001", "p-value
 def _agrees(p: Any, significant: bool, alpha: float) -> None:
     """Raise Wrong unless the verdict follows from the answer's own p-value (significant when p < alpha); a bound
     ("< 0.001") agrees when it decides the verdict or when it cannot."""
-    number = to_number(p, "p_value").value
+    number = to_number(p, "p_value", bounds=True).value
     if number is None:
         return
     text = _P_NAME.sub("", p) if isinstance(p, str) else ""

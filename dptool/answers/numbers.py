@@ -7,7 +7,9 @@ never after a number or glued to a word ("1993-2018", "0–29 days", "top-10" ho
 words "minus" and "negative" before a number, a minus right after a value that ends the text ("13.46-"), and a
 minus before an accounting bracket ("-(13.46)") are signs too. A magnitude after a number scales it ("1.5k",
 "2.3 million", "4 bn"), "‰" is per mille, and digits grouped by a no-break or thin space, an apostrophe or an
-underscore ("1 234.56", "1'234.56", "1_234.56") are one number. Not numbers: "0x1F", "1.2.3".
+underscore ("1 234.56", "1'234.56", "1_234.56") are one number, and so is a European number where nothing else
+could be meant ("1.828.667,01", "1.828,01"; "1.234" is 1.234 and "1,234" is 1234). Not numbers: "0x1F",
+"1.2.3".
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from dptool.answers.verdict import HEDGED, MALFORMED, VALUE, Wrong, fmt, short
+from dptool.answers.bounds import bounded
+from dptool.answers.verdict import HEDGED, MALFORMED, NO_ANSWER, VALUE, Wrong, fmt, short
 
 MINUS = "-\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d\u2796"
 _SIGNS = re.escape("+" + MINUS)  # escaped: "+-‐" unescaped in a class would be a range of every letter
@@ -32,7 +35,7 @@ _NUMBER = re.compile(
     r"(?P<digits>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
     r"(?!\.\d)"  # "1.2.3" is no number
     rf"(?P<exp>[eE][{_SIGNS}]?\d+|[ \t]{{0,3}}[×x*·⋅][ \t]{{0,3}}10[ \t]{{0,3}}\^[ \t]{{0,3}}[{_SIGNS}]?\d+)?"
-    r"(?P<mag>(?:[kKM]|bn|mn)(?![A-Za-z])|[ \t](?:k|K|M|bn|mn|mio)(?![A-Za-z\d])|"
+    r"(?P<mag>(?:[kKM]|bn|mn)(?!\w)|[ \t](?:k|K|M|bn|mn|mio)(?!\w)|"  # "Kč" is no thousand
     r"[ \t]{1,3}(?:thousand|million|billion|trillion)\b)?"
     r"(?P<pct>[ \t]{0,3}(?:%|‰|percent\b|per[ \t]cent\b|pct\b|per[ \t]?mille\b))?")
 # a word that is a minus before a number ("minus 13.46", "negative 13.46"), not after one ("50 minus 13.46")
@@ -118,9 +121,20 @@ def _trailing_minus(text: str, end: int) -> bool:
     return end < len(text) and text[end] in MINUS and _TRAILING_MINUS_END.fullmatch(text, end + 1) is not None
 
 
+# a European number where nothing else could be meant: two dot groups or more ("1.828.667"), or dot groups then
+# a comma decimal ("1.828,01"); "1.234" and "1,234" stay English (1.234 and 1234)
+_EUROPEAN = re.compile(r"(?<![\d.,])\d{1,3}(?:(?:\.\d{3}){2,}(?:,\d+)?|(?:\.\d{3})+,\d+)(?!\d|[.,]\d)")
+
+
+def _english(m: re.Match) -> str:
+    return m.group(0).replace(".", "\0").replace(",", ".").replace("\0", ",")
+
+
 def prepare(text: str) -> str:
-    """A text made ready for number_spans: digit groups joined by a comma ("1 234.56" is 1,234.56) and a power of
-    ten in superscript written with ^ ("10⁻²" is 10^-2), before NFKC makes "1 234" two numbers and "10²" 102."""
+    """A text made ready for number_spans: a European number written the English way ("1.828.667,01" is
+    1,828,667.01), digit groups joined by a comma ("1 234.56" is 1,234.56) and a power of ten in superscript
+    written with ^ ("10⁻²" is 10^-2), before NFKC makes "1 234" two numbers and "10²" 102."""
+    text = _EUROPEAN.sub(_english, text) if "." in text else text
     text = _GROUPING.sub(",", text)
     return _POWER.sub(lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text) if "10" in text else text
 
@@ -157,8 +171,19 @@ def numbers_in(text: str, limit: int | None = None) -> list[Num]:
     return [s.num for s in number_spans(unicodedata.normalize("NFKC", prepare(text)), limit)]
 
 
-def to_number(x: Any, what: str) -> Num:
-    """A JSON value read as a number (None stays None); a string must hold exactly one number."""
+_NOT_FINITE = frozenset(["nan", "-nan", "+nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity", "∞",
+                         "-∞", "+∞"])
+
+
+def not_finite(text: str) -> bool:
+    """Whether a text is NaN or an infinity ("NaN", "-Infinity", "∞"): no answer."""
+    return text.strip().lower() in _NOT_FINITE
+
+
+def to_number(x: Any, what: str, *, bounds: bool = False) -> Num:
+    """A JSON value read as a number (None stays None); a string must hold exactly one number, neither bounded,
+    negated nor approximate ("> 52", "not 52", "about 52" are a hedge) unless `bounds` (a p-value "< 0.001").
+    NaN and infinity are no answer."""
     if x is None:
         return Num(None)
     if isinstance(x, bool):
@@ -169,19 +194,26 @@ def to_number(x: Any, what: str) -> Num:
         except OverflowError:
             value = math.inf
         if math.isnan(value) or math.isinf(value):
-            raise Wrong(f"{what}: {value} is not a number")
+            raise Wrong(f"{what}: {value} is not a number", NO_ANSWER)
         return Num(value)
     if isinstance(x, str):
         if x.strip().lower() in ("null", "none"):
             return Num(None)
+        if not_finite(x):
+            raise Wrong(f"{what}: {short(x)} is not a number", NO_ANSWER)
         if PLUS_MINUS.search(x):
             raise Wrong(f"{what}: a value with a plus-or-minus names two, {short(x)}", HEDGED)
-        found = numbers_in(x, 2)
+        text = unicodedata.normalize("NFKC", prepare(x))
+        found = number_spans(text, 2)
         if len(found) != 1:
             raise Wrong(f"{what}: expected one number, got {short(x)}", HEDGED if found else MALFORMED)
-        if math.isinf(found[0].value):
-            raise Wrong(f"{what}: {found[0].value} is not a number")
-        return found[0]
+        if math.isinf(found[0].num.value):
+            raise Wrong(f"{what}: {found[0].num.value} is not a number", NO_ANSWER)
+        bound = None if bounds else bounded(text, found[0].start, found[0].end)
+        if bound:
+            raise Wrong(f"hedged answer: {what} {bound!r} bounds, negates or approximates the value, it names none",
+                        HEDGED)
+        return found[0].num
     if isinstance(x, list) and len(x) > 1:
         raise Wrong(f"{what}: expected one number, got a list of {len(x)}: {short(x)}", HEDGED)
     raise Wrong(f"{what}: expected a number, got {short(x)}")
@@ -192,12 +224,14 @@ def allowed_error(gold: float, tolerance: dict) -> float:
     return max(float(tolerance.get("abs_tol", 0.0)), float(tolerance.get("rel_tol", 0.0)) * abs(gold))
 
 
-def check_number(answer: Any, gold: float | None, tolerance: dict, what: str, scale: str | None = None) -> None:
+def check_number(answer: Any, gold: float | None, tolerance: dict, what: str, scale: str | None = None, *,
+                 bounds: bool = False) -> None:
     """Raise Wrong unless the answer matches the gold number.
 
-    `scale` is None for plain numbers, "fraction" for shares stored 0–1, "points" for 0–100 values.
+    `scale` is None for plain numbers, "fraction" for shares stored 0–1, "points" for 0–100 values; `bounds`: a
+    bound such as "< 0.001" is read as its number.
     """
-    num = to_number(answer, what)
+    num = to_number(answer, what, bounds=bounds)
     if gold is None or num.value is None:
         if gold is None and num.value is None:
             return

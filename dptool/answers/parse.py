@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -92,6 +93,21 @@ def repeated_key(value: Any) -> str | None:
         elif isinstance(x, list):
             stack.extend(x)
     return None
+
+
+def holds_non_finite(value: Any) -> bool:
+    """Whether a value holds NaN or an infinity anywhere, which JSON cannot carry (json.dumps would write a bare
+    NaN); without recursion."""
+    stack = [value]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, float) and not math.isfinite(x):
+            return True
+        if isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, list | tuple):
+            stack.extend(x)
+    return False
 
 
 _ANSWER_TAG = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.DOTALL | re.IGNORECASE)

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from dptool.cli.llm import configured_llm, llm_options
-from dptool.cli.options import Finite, project_options
+from dptool.cli.options import CommandGroup, Finite, project_options
 from dptool.outdir import check_file, write_file
 
 NO_DOCS_HELP = "Use target/manifest.json and target/catalog.json as they are; run no dbt command."
@@ -67,7 +67,7 @@ def _embedder(spec: str | None, project_dir, host: str | None, timeout: float):
     return project_llm(spec, project_dir, host=host, timeout=timeout) if spec else None
 
 
-@click.group("dp")
+@click.group("dp", cls=CommandGroup)
 def dp():
     """Data products (DP-Bench): provenance in dbt docs, DP-Bench JSON, scoring, the baselines."""
 
@@ -104,7 +104,8 @@ def provenance(project_dir, profiles_dir, dbt_target, no_docs_generate):
 
 @dp.command()
 @project_options
-@click.option("--out", default="data_products.json", show_default=True, type=click.Path(dir_okay=False))
+@click.option("--out", default="data_products.json", show_default=True, type=click.Path(dir_okay=False),
+              help="The DP-Bench JSON file to write.")
 @click.option("--created", is_flag=True, help="Export what `dptool dp create` wrote instead of the hand-made DPs.")
 @click.option("--no-docs-generate", is_flag=True, help=NO_DOCS_HELP)
 def export(project_dir, profiles_dir, dbt_target, out, created, no_docs_generate):
@@ -293,8 +294,10 @@ def _refuse_taken_id(manifest: dict, dp_id: str, name: str | None) -> None:
               help="A DP-Bench file to benchmark against. Default: the project's data products.")
 @llm_options
 @click.option("--embed-model", default=None, envvar="DPTOOL_EMBED_MODEL", help=EMBED_HELP)
-@click.option("--threshold", default=None, type=Finite(), help="Hybrid search cut-off (see `dp create`).")
-@click.option("--hard-min-columns", default=50, show_default=True, type=click.IntRange(1))
+@click.option("--threshold", default=None, type=Finite(),
+              help="Hybrid search cut-off. Default: 0.75 with an embedding model, 0.2 for BM25 alone.")
+@click.option("--hard-min-columns", default=50, show_default=True, type=click.IntRange(1),
+              help="A database with at least this many columns puts its data products in the Hard subset.")
 @click.option("--bundle", default=None, type=click.Path(exists=True, file_okay=False),
               help="A `dptool generate` bundle: its tasks that a gold data product can answer join its questions.")
 @click.option("--out", default="dp_bench", show_default=True, type=click.Path(file_okay=False),

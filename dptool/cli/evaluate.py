@@ -127,7 +127,9 @@ def answer_command(bundle, agent, out, selection):
 
 @click.command("eval")
 @BUNDLE
-@click.option("--model", required=True, help="The model, as ollama:NAME (e.g. ollama:qwen2.5:7b).")
+@click.option("--model", required=True,
+              help="The model: ollama:NAME (e.g. ollama:qwen2.5:7b), or openai:MODEL at any OpenAI-compatible "
+                   "chat-completions endpoint (--base-url).")
 @click.option("--condition", type=click.Choice(["standard", "oracle", "no-rule"]), default="standard",
               show_default=True, help="oracle gives the task's rule documents; no-rule hides them and scores "
               "against base. Both run the rule-grounded analytics tasks only, as DI-Bench's Table 5.")
@@ -143,6 +145,11 @@ def answer_command(bundle, agent, out, selection):
               help="Rows run_sql returns at most.")
 @click.option("--ollama-host", envvar="OLLAMA_HOST", default=None,
               help="Ollama's URL. Default: $OLLAMA_HOST, then http://127.0.0.1:11434.")
+@click.option("--base-url", envvar="OPENAI_BASE_URL", default=None, metavar="URL",
+              help="The OpenAI-compatible endpoint of openai:MODEL, e.g. http://127.0.0.1:8000/v1 (vLLM), "
+                   "http://127.0.0.1:11434/v1 (Ollama). Default: $OPENAI_BASE_URL, then https://api.openai.com/v1.")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, metavar="NAME",
+              help="The environment variable holding the endpoint's key (none sent when it is unset).")
 @click.option("--llm-timeout", default=300.0, show_default=True, type=Finite(1, MAX_LLM_TIMEOUT),
               help="Seconds one model reply may take (local models on a CPU are slow).")
 @click.option("--epochs", default=1, show_default=True, type=click.IntRange(1, 100),
@@ -152,8 +159,9 @@ def answer_command(bundle, agent, out, selection):
               help="Replaced by --sample (a stratified sample, not the first N tasks).")
 @selection_options
 def eval_command(bundle, model, condition, out, max_turns, sql_timeout, sql_memory, max_rows, ollama_host,
-                 llm_timeout, epochs, limit, selection):
-    """Run the built-in agent with an Ollama model over a bundle, then score it.
+                 base_url, api_key_env, llm_timeout, epochs, limit, selection):
+    """Run the built-in agent with a model (Ollama's, or any OpenAI-compatible endpoint's) over a bundle, then
+    score it.
 
     The agent has two tools, run_sql (the read-only warehouse) and search_kb (BM25 over kb/).
 
@@ -175,19 +183,24 @@ def eval_command(bundle, model, condition, out, max_turns, sql_timeout, sql_memo
     from dptool.evaluate.report import write_reports
     from dptool.evaluate.score import load_run, score
     from dptool.llm.client import LLM
+    from dptool.llm.openai_chat import OpenAIChat
 
     provider, _, name = model.partition(":")
-    if provider != "ollama" or not name:
-        raise DptoolError(f"--model {model!r}: expected ollama:NAME, e.g. ollama:qwen2.5:7b")
+    if provider not in ("ollama", "openai") or not name:
+        raise DptoolError(f"--model {model!r}: expected ollama:NAME or openai:MODEL, e.g. ollama:qwen2.5:7b")
     if limit is not None:  # the first N tasks were all knowledge tasks: a stratified sample stands for the bundle
         if selection.sample is not None:
             raise DptoolError("--limit is --sample now: give --sample alone")
         selection = replace(selection, sample=limit)
-    llm = LLM(name, host=ollama_host, timeout=llm_timeout)
+    if provider == "openai":
+        llm = OpenAIChat(name, base_url, api_key_env=api_key_env, timeout=llm_timeout)
+    else:
+        llm = LLM(name, host=ollama_host, timeout=llm_timeout)
     settings = Settings(model=llm.name, condition=condition, max_turns=max_turns, sql_timeout=sql_timeout,
                         sql_memory_mb=sql_memory, max_rows=max_rows, tasks_sha256=tasks_digest(bundle),
                         selection=selection.as_dict(), epochs=epochs)
-    out = Path(out or Path("runs") / f"{llm.model.replace(':', '_').replace('/', '_')}-{condition}")
+    prefix = "openai_" if provider == "openai" else ""
+    out = Path(out or Path("runs") / f"{prefix}{llm.model.replace(':', '_').replace('/', '_')}-{condition}")
     tasks = select_tasks(bundle, condition, selection)
     open_run_folder(out, create=False)  # new, or a run folder dptool made holding nothing else
     llm.ensure_model()  # an unreachable server or a model not pulled stops the run before it writes anything
@@ -199,13 +212,14 @@ def eval_command(bundle, model, condition, out, max_turns, sql_timeout, sql_memo
     click.echo(f"{llm.name} at {llm.host}, condition {condition}: {len(todo)} {unit} to run"
                f"{'' if epochs == 1 else f' ({len(tasks)} tasks × {epochs})'}, "
                f"{len(tasks) * epochs - len(todo)} already answered in {out}")
-    count = 0
+    count, invalid = 0, 0
     try:
         with Agent(llm, bundle, settings) as agent, \
                 click.progressbar(length=len(todo), label=f"  {unit}", file=sys.stderr) as bar:
-            def step(_):
-                nonlocal count
+            def step(transcript):
+                nonlocal count, invalid
                 count += 1
+                invalid += transcript.get("invalid_text", 0)
                 bar.update(1)
 
             run_tasks(agent, todo, out, on_done=step)
@@ -216,6 +230,9 @@ def eval_command(bundle, model, condition, out, max_turns, sql_timeout, sql_memo
     except DptoolError as exc:
         raise DptoolError(f"{exc} ({count} of {len(todo)} {unit} done; run the same command again to "
                           "resume)") from None
+    if invalid:
+        click.echo(f"warning: the model's replies held {invalid} lone surrogate{'s' if invalid > 1 else ''} (half a "
+                   "character, not Unicode); each was replaced by U+FFFD before use and in the transcripts", err=True)
     against = "base" if condition == "no-rule" else "gold"
     answers = load_run(out)
     answers.only({t["task_id"] for t in tasks})

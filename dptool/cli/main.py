@@ -17,15 +17,24 @@ from dptool.cli.dp import dp as dp_command
 from dptool.cli.evaluate import answer_command, eval_command, score_command
 from dptool.cli.interrupt import exit_interrupted, redeliver_lost_interrupts
 from dptool.cli.llm import configured_llm, echo_llm_summary, judge_agreement_command, link_command, llm_options
-from dptool.cli.options import Finite, project_options, seed_option
+from dptool.cli.options import CommandGroup, Finite, project_options, seed_option
 from dptool.cli.serve import COMMANDS as SERVE_COMMANDS
 from dptool.errors import DptoolError
 from dptool.outdir import BUNDLE, check_file, check_update, write_file
 
+# the commands in the order a user runs them; a command not named here follows, by name
+WORKFLOW = ("init", "generate", "serve", "eval", "answer", "inspect-import", "score", "compare", "graph", "rule",
+            "link", "judge-agreement", "ablate", "dp", "demo-data")
 
-class Group(click.Group):
+
+class Group(CommandGroup):
     """Turns every DptoolError into one line on stderr and exit code 1, never a traceback; a usage error (a bad
-    option value, of a command or of `dptool` itself) is one line too, with click's exit code 2."""
+    option value, of a command or of `dptool` itself) is one line too, with click's exit code 2. Lists its commands
+    in the order of the workflow."""
+
+    def list_commands(self, ctx):
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda n: (WORKFLOW.index(n) if n in WORKFLOW else len(WORKFLOW), n))
 
     def make_context(self, info_name, args, parent=None, **extra):
         try:  # dptool's own options are parsed here, before invoke
@@ -61,6 +70,14 @@ def main():
     """Benchmarks for data agents from your dbt project's own metrics and business rules.
 
     Gold answers are computed by dbt: every task is a dbt model whose compiled SQL is its provenance.
+
+    \b
+    The workflow, in order:
+      dptool init          set up the dbt project (once)
+      dbt build            build the project
+      dptool generate      write the benchmark bundle
+      dptool serve | eval  run an agent (or bring answers.jsonl)
+      dptool score         score a run; dptool compare ranks several
     """
 
 
@@ -192,7 +209,7 @@ def init(project_dir, dry_run):
                "and their rule tests, when you want them")
 
 
-@main.group()
+@main.group(cls=CommandGroup)
 def rule():
     """Business rules: scaffold a new one."""
 
@@ -316,7 +333,7 @@ def graph(project_dir, profiles_dir, dbt_target, fmt, out):
     click.echo(f"{stats['nodes']} nodes, {stats['edges']} edges -> {out}")
 
 
-@main.group()
+@main.group(cls=CommandGroup)
 def ablate():
     """Ablations of the generator (DI-Bench §5, Appendix C)."""
 

@@ -4,10 +4,38 @@ from __future__ import annotations
 
 import functools
 import math
+import textwrap
 
 import click
 
 MAX_LLM_TIMEOUT = 86_400.0  # a day for one model reply: anything longer is no limit
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a help text, whole (click cuts a command's summary mid-phrase to fit a line)."""
+    paragraph = " ".join(text.strip().split("\n\n", 1)[0].split())
+    end = paragraph.find(". ")
+    return paragraph if end < 0 else paragraph[:end + 1]
+
+
+class CommandGroup(click.Group):
+    """A group whose command list gives each command's first sentence whole, wrapped at spaces only."""
+
+    def format_commands(self, ctx, formatter):
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.short_help or first_sentence(command.help or "")))
+        if rows:  # click's own list breaks words at hyphens ("base-|sql"): wrapped here at spaces only
+            with formatter.section("Commands"):
+                first = max(len(name) for name, _ in rows) + 2
+                width = max(formatter.width - formatter.current_indent - first, 30)
+                for name, text in rows:
+                    lines = textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False) or [""]
+                    formatter.write(f"{'':>{formatter.current_indent}}{name:<{first}}{lines[0]}\n")
+                    for line in lines[1:]:
+                        formatter.write(f"{'':>{formatter.current_indent + first}}{line}\n")
 
 
 class Finite(click.FloatRange):
@@ -15,6 +43,13 @@ class Finite(click.FloatRange):
     and a limit of `inf` or 1e10 is no limit (or overflows a timer)."""
 
     name = "finite float range"
+
+    def _describe_range(self) -> str:
+        # click prints `x<=None` for a range with no bounds: say nothing rather than that
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
+    def get_metavar(self, param, ctx=None) -> str:
+        return "NUMBER"
 
     def convert(self, value, param, ctx):
         number = super().convert(value, param, ctx)

@@ -109,16 +109,19 @@ def _warn_if_exposed(http: bool, host: str) -> None:
 @click.argument("log", type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", required=True, type=click.Path(file_okay=False),
               help="The run folder to write (new or empty): run.json, answers.jsonl, transcripts/.")
-def inspect_import_command(log, out):
+@click.option("--allow-incomplete", is_flag=True,
+              help="Import a log that errored or was interrupted (refused otherwise); run.json then says "
+                   '"complete": false.')
+def inspect_import_command(log, out, allow_incomplete):
     """Turn an inspect-ai eval log of the dptool task into a run folder that `dptool score` reads.
 
     Each sample's epoch is its attempt; its answer is what the task's scorer compared, its transcript the
-    sample's messages.
+    sample's messages. A sample that ended on an error or a limit has no answer.
     """
     from dptool.evaluate.inspect_log import import_log
 
     check_replaceable(out, RUN)  # before any work: never a folder of the user's, nor one inside a bundle
-    summary = import_log(Path(log), Path(out))
+    summary = import_log(Path(log), Path(out), allow_incomplete=allow_incomplete)
     click.echo(summary)
 
 

@@ -30,10 +30,12 @@ from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT
 from dptool.evaluate.score import load_tasks
 from dptool.evaluate.select import Selection
 from dptool.llm.client import LLM, PROMPTS
+from dptool.names import file_name, transcript_name
 
 PROMPT_VERSION = "v1"
 CONDITIONS = ("standard", "oracle", "no-rule")
 MAX_TURNS = 20
+MAX_TURNS_RANGE = (1, 100)  # what --max-turns (and the inspect task's max_turns) accepts
 RULE_TIER = "knowledge+analytics+rule"
 STAGE = "eval"
 # answer formats whose numbers are the metric's own, so a percent metric gives shares
@@ -138,7 +140,7 @@ class Agent:
         rules = ""
         if self.settings.condition == "oracle" and task.get("rule_ids"):
             folder = domain_folder(self.bundle / "kb", task.get("domain"))
-            docs = [(folder / "rules" / f"{r}.md") for r in task["rule_ids"]]
+            docs = [(folder / "rules" / f"{file_name(r)}.md") for r in task["rule_ids"]]  # a rule id is no path
             missing = [str(d) for d in docs if not d.is_file()]
             if missing:
                 raise DptoolError(f"{missing[0]}: rule document of {task['task_id']} not found (oracle condition)")
@@ -179,7 +181,7 @@ class Agent:
                     {"role": "user", "content": self.task_prompt(task)}]
         self.sandbox.new_session()  # nothing a query of the last task did is seen by this one
         self.kb = self.kb_of(task)  # search_kb reads the task's own domain: another's policies are not its
-        answer, stop, turns, tool_calls, sql_errors = None, "max_turns", 0, 0, 0
+        answer, stop, turns, tool_calls, sql_errors, invalid_text = None, "max_turns", 0, 0, 0, 0
         started = time.monotonic()
         before = self.llm.usage.get(STAGE)
         tokens_before = (before.prompt_tokens, before.completion_tokens) if before else (0, 0)
@@ -187,7 +189,8 @@ class Agent:
         for turn in range(1, max_turns + 1):
             if turn == max_turns and turn > 1:
                 messages.append({"role": "user", "content": self.prompts["last_turn"]})
-            reply = self.llm.chat(messages, stage=STAGE, tools=TOOLS)
+            reply, bad = valid_unicode(self.llm.chat(messages, stage=STAGE, tools=TOOLS))
+            invalid_text += bad
             turns = turn
             message = {"role": "assistant", "content": reply["content"]}
             if reply["tool_calls"]:
@@ -211,7 +214,27 @@ class Agent:
                 "prompt_version": self.settings.prompt_version, "answer": answer, "stop": stop, "turns": turns,
                 "tool_calls": tool_calls, "sql_errors": sql_errors, "seconds": round(time.monotonic() - started, 3),
                 "prompt_tokens": usage.prompt_tokens - tokens_before[0],
-                "completion_tokens": usage.completion_tokens - tokens_before[1], "messages": messages}
+                "completion_tokens": usage.completion_tokens - tokens_before[1], "messages": messages,
+                **({"invalid_text": invalid_text} if invalid_text else {})}
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def valid_unicode(value):
+    """`value` (a model's reply: str, list, dict) with every lone surrogate (JSON's `\\ud83d` half of a pair: no
+    character, not encodable) replaced by U+FFFD, and how many were replaced."""
+    if isinstance(value, str):
+        fixed, n = _SURROGATE.subn("\ufffd", value)
+        return fixed, n
+    if isinstance(value, list):
+        pairs = [valid_unicode(v) for v in value]
+        return [v for v, _ in pairs], sum(n for _, n in pairs)
+    if isinstance(value, dict):
+        pairs = {valid_unicode(k)[0]: valid_unicode(v) for k, v in value.items()}
+        keys = sum(valid_unicode(k)[1] for k in value)
+        return {k: v for k, (v, _) in pairs.items()}, keys + sum(n for _, n in pairs.values())
+    return value, 0
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -296,7 +319,7 @@ def run_tasks(agent: Agent, attempts: Iterable[tuple[dict, int]], out: Path,
     transcripts.mkdir(exist_ok=True)
     for task, attempt in attempts:
         transcript = {**agent.solve(task), "attempt": attempt}
-        name = f"{task['task_id']}-{attempt}.json"
+        name = transcript_name(task["task_id"], attempt)  # a task id is data: never a path
         _write_atomic(transcripts / name, json.dumps(transcript, indent=2, sort_keys=True, ensure_ascii=False)
                       + "\n")
         append_answer(out / "answers.jsonl", {

@@ -6,7 +6,9 @@ A sample is a task: its input the question and answer format (the words `dptool 
 gold answer (the scorer's, never shown to the model). The setup solver opens the bundle's environment for the sample
 (dptool.evaluate.environment: the same tools over the same sandbox as `dptool serve`) and gives the model its tools
 and a system message; the default solver is inspect's generate loop, and `--solver` may replace it, the tools
-staying. The scorer is dptool's own comparison (`dptool.answers.compare`), its reason the score's explanation.
+staying. A sample has `dptool eval`'s turn budget (20 model turns; `-T max_turns=N` or inspect's `--turn-limit`
+overrides it). The scorer is dptool's own comparison (`dptool.answers.compare`), its reason the score's explanation;
+a sample that ended on a limit (turns, messages, tokens, time) has no answer, whatever its last reply said.
 `dptool inspect-import LOG --out RUN` turns the log into a run folder `dptool score` reads (attempt = epoch).
 """
 
@@ -19,6 +21,8 @@ from string import Template
 import anyio
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
+from inspect_ai.event import SampleLimitEvent
+from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageSystem
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
 from inspect_ai.solver import Generate, TaskState, generate, solver
@@ -26,7 +30,7 @@ from inspect_ai.tool import Tool, ToolDef, ToolError
 
 from dptool.answers import compare
 from dptool.bundle import fingerprint
-from dptool.evaluate.agent import extract_answer, format_hint
+from dptool.evaluate.agent import MAX_TURNS, MAX_TURNS_RANGE, extract_answer, format_hint
 from dptool.evaluate.environment import (
     PROMPT_VERSION,
     TOOLS,
@@ -36,6 +40,7 @@ from dptool.evaluate.environment import (
     load_environment_prompts,
     schema_of,
 )
+from dptool.evaluate.limits import EPOCHS, out_of_range
 from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 from dptool.evaluate.score import load_tasks
 from dptool.evaluate.select import Selection, read_ids
@@ -56,7 +61,7 @@ def _names(value: str | list | None) -> tuple[str, ...]:
 def benchmark(bundle: str, tasks: str | None = None, type: str | None = None, domain: str | None = None,
               tier: str | None = None, sample: int | None = None, seed: int = 42, epochs: int = 1,
               sql_timeout: float = DEFAULT_TIMEOUT, sql_memory: int = DEFAULT_MEMORY_MB,
-              max_rows: int = DEFAULT_MAX_ROWS) -> Task:
+              max_rows: int = DEFAULT_MAX_ROWS, max_turns: int = MAX_TURNS) -> Task:
     """The tasks of a dptool bundle, selected as `dptool serve` selects them (tasks, type, domain, tier, sample,
     seed), with the environment's tools and dptool's scorer.
 
@@ -72,7 +77,14 @@ def benchmark(bundle: str, tasks: str | None = None, type: str | None = None, do
         sql_timeout: Seconds a query may take.
         sql_memory: Megabytes a query may use.
         max_rows: Rows execute_sql returns at most.
+        max_turns: Model turns (generations) per sample, as `dptool eval --max-turns`; then the sample ends
+            with no answer.
     """
+    if not 1 <= int(max_turns) <= MAX_TURNS_RANGE[1]:
+        raise ValueError(f"max_turns={max_turns}: expected 1 to {MAX_TURNS_RANGE[1]}, as `dptool eval --max-turns`")
+    problem = out_of_range("epochs", int(epochs), EPOCHS)  # as everywhere: a run's attempts are bounded
+    if problem:
+        raise ValueError(problem)
     path = Path(bundle)
     selection = Selection(read_ids(str(tasks)) if tasks else (), _names(type), _names(domain), _names(tier),
                           int(sample) if sample else None, int(seed))
@@ -90,10 +102,11 @@ def benchmark(bundle: str, tasks: str | None = None, type: str | None = None, do
                                                     condition=prompts["conditions"]["standard"].strip())
     return Task(dataset=samples, setup=dptool_environment(str(path), limits, system, knowledge), solver=generate(),
                 scorer=dptool_scorer(str(path)), cleanup=_close_environment, epochs=int(epochs), name="dptool",
+                turn_limit=int(max_turns),
                 metadata={"dptool": {"bundle": fingerprint(path), "selection": selection.as_dict(),
                                      "prompt_version": PROMPT_VERSION, "condition": "standard",
                                      "sql_timeout": limits.sql_timeout, "sql_memory_mb": limits.sql_memory_mb,
-                                     "max_rows": limits.max_rows}})
+                                     "max_rows": limits.max_rows, "max_turns": int(max_turns)}})
 
 
 @solver
@@ -164,7 +177,9 @@ def dptool_scorer(bundle: str):
     by_id = {t["task_id"]: t for t in load_tasks(bundle)}
 
     async def score(state: TaskState, target: Target) -> Score:
-        answer = final_answer(state.output.completion if state.output else "")
+        # a sample stopped by a limit never gave its final reply: what it said before its last tool call is not one
+        limited = transcript().history.find_last(lambda e: isinstance(e, SampleLimitEvent)) is not None
+        answer = None if limited else final_answer(state.output.completion if state.output else "")
         verdict = compare(by_id[str(state.sample_id)], answer)
         return Score(value=CORRECT if verdict.correct else INCORRECT, answer=answer,
                      explanation=verdict.reason or "correct", metadata={"kind": verdict.kind})
