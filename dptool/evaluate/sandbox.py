@@ -11,9 +11,9 @@ interrupt first, then the process is killed), its address space is capped, and n
 (`setseed()`, ...) carries from one task to the next. A query stopped at the memory or the time limit ends its
 worker too: the memory it took is not all given back, and the next query runs on a fresh one.
 
-A worker is ready before a query needs it: each is forked (milliseconds) from a fork server that has imported
-DuckDB and sqlglot once (where there is no fork, Windows, it is a new process), and the next task's worker is
-started, and opens the warehouse, while the current task runs.
+A worker is ready before a query needs it: on Linux each is forked (milliseconds) from a fork server that has
+imported DuckDB and sqlglot once (elsewhere it is a new process), and the next task's worker is started, and opens
+the warehouse, while the current task runs.
 """
 
 from __future__ import annotations
@@ -252,8 +252,9 @@ class _Worker:
         return code
 
 
-# a fork server needs to pass file descriptors over a Unix socket (not on Windows): else a new process per worker
-FORKS = hasattr(socket, "send_fds") and hasattr(os, "fork") and sys.platform != "win32"
+# a fork server passes file descriptors over a Unix socket of datagrams in order (SOCK_SEQPACKET: Linux); elsewhere
+# each worker is a new process
+FORKS = sys.platform.startswith("linux") and hasattr(socket, "send_fds") and hasattr(socket, "SOCK_SEQPACKET")
 _PIPES = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL, "text": True,
           "encoding": "utf-8"}
 
