@@ -16,8 +16,9 @@ starts it (a subprocess speaking MCP on stdin and stdout) to its reply to `initi
 process on its own read-only DuckDB connection; `overhead_per_call_ms`: the median over tasks of warm_query_ms
 less bare_sql_ms (the MCP round trip, the sandbox's parser and worker, the record of the call);
 `runs`: one scripted agent over stdio, then 1, 4 and 8 at once on one server over streamable HTTP, each with its
-agents, seconds (first next_task to the last answer) and tasks_per_minute, or `not supported by this server` when
-the server hands one attempt to several sessions (a server that keeps one attempt open for all its callers);
+agents, seconds (first next_task to the last answer; the median of --repeat rounds, each round all runs one after
+the other, so that a load that comes and goes hits them alike) and tasks_per_minute, or `not supported by this
+server` when the server hands one attempt to several sessions (one that keeps one attempt open for all callers);
 `http4_over_http1_seconds`; and the load average of the machine before and after (others' work slows a run).
 """
 
@@ -199,6 +200,14 @@ def _shared_attempts(agents: list[Agent]) -> bool:
     return len(agents) > 1 and (None in handles or len(set(handles)) < len(handles))
 
 
+def _median_run(runs: list) -> dict | str:
+    """The run of median seconds among a run's rounds, with every round's seconds."""
+    if any(isinstance(r, str) for r in runs):
+        return next(r for r in runs if isinstance(r, str))
+    median = statistics.median_low([r["seconds"] for r in runs])
+    return {**next(r for r in runs if r["seconds"] == median), "seconds_each": [r["seconds"] for r in runs]}
+
+
 def bare_sql_ms(bundle: Path, timings: list[dict], tasks: dict) -> dict[str, float]:
     """Each timed task's gold_sql on a plain read-only connection: the best of three runs, milliseconds."""
     con = duckdb.connect(str(bundle / "warehouse.duckdb"), read_only=True)
@@ -221,6 +230,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=40, help="tasks each run serves (dptool serve --sample)")
     parser.add_argument("--starts", type=int, default=7, help="starts of `dptool serve` over stdio timed")
     parser.add_argument("--agents", default="1,4,8", help="concurrent agents of each HTTP run")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of runs; each run's median seconds is kept")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -229,21 +239,27 @@ def main() -> None:
         tasks = {t["task_id"]: t for t in map(json.loads, (bundle / "tasks.jsonl").read_text().splitlines())}
         load_before = os.getloadavg()
         ready = [anyio.run(_stdio_ready, bundle, workdir / f"ready-{i}") for i in range(args.starts)]
-        stdio, (agent,) = anyio.run(_stdio_run, bundle, workdir / "stdio", args.sample, tasks)
-        runs = {"stdio-1": stdio}
-        handles = True  # whether next_task names each attempt: only then may agents share a server
-        for n in sorted(int(a) for a in args.agents.split(",")):
-            if n > 1 and not handles:
-                runs[f"http-{n}"] = UNSUPPORTED
-                continue
-            record, agents = anyio.run(_http_run, bundle, workdir / f"http-{n}", args.sample, tasks, n)
-            handles = all(h is not None for a in agents for h in a.handles)
-            runs[f"http-{n}"] = UNSUPPORTED if _shared_attempts(agents) else record
+        rounds: list[dict] = []
+        timings: list[dict] = []
+        for r in range(args.repeat):  # the runs of a round one after the other: a load that comes and goes hits all
+            stdio, (agent,) = anyio.run(_stdio_run, bundle, workdir / f"stdio-{r}", args.sample, tasks)
+            timings += agent.timings
+            runs = {"stdio-1": stdio}
+            handles = True  # whether next_task names each attempt: only then may agents share a server
+            for n in sorted(int(a) for a in args.agents.split(",")):
+                if n > 1 and not handles:
+                    runs[f"http-{n}"] = UNSUPPORTED
+                    continue
+                record, agents = anyio.run(_http_run, bundle, workdir / f"http-{n}-{r}", args.sample, tasks, n)
+                handles = all(h is not None for a in agents for h in a.handles)
+                runs[f"http-{n}"] = UNSUPPORTED if _shared_attempts(agents) else record
+            rounds.append(runs)
         load_after = os.getloadavg()
-        bare = bare_sql_ms(bundle, agent.timings, tasks)
+        bare = bare_sql_ms(bundle, timings, tasks)
 
-    first = [t["first_ms"] for t in agent.timings]
-    warm = [t["warm_ms"] for t in agent.timings]
+    runs = {name: _median_run([r[name] for r in rounds]) for name in rounds[0]}
+    first = [t["first_ms"] for t in timings]
+    warm = [t["warm_ms"] for t in timings]
     one, four = runs.get("http-1"), runs.get("http-4")
     report = {
         "benchmark": "serve",
@@ -253,7 +269,7 @@ def main() -> None:
         "first_query_ms": round(statistics.median(first), 1),
         "warm_query_ms": round(statistics.median(warm), 1),
         "bare_sql_ms": round(statistics.median(bare.values()), 1),
-        "overhead_per_call_ms": round(statistics.median(t["warm_ms"] - bare[t["task_id"]] for t in agent.timings), 1),
+        "overhead_per_call_ms": round(statistics.median(t["warm_ms"] - bare[t["task_id"]] for t in timings), 1),
         "runs": runs,
         "http4_over_http1_seconds": (round(four["seconds"] / one["seconds"], 2)
                                      if isinstance(one, dict) and isinstance(four, dict) else None),
