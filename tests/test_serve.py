@@ -9,7 +9,6 @@ tolerance, spec or dbt node. The task flow itself (ServedRun) is tested on a bun
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import socket
@@ -27,18 +26,21 @@ from mcp.client.streamable_http import streamable_http_client
 
 from dptool.bundle import fingerprint
 from dptool.errors import DptoolError
-from dptool.evaluate.environment import Environment, Limits, ServedRun, answered
+from dptool.evaluate.environment import Environment, Limits
 from dptool.evaluate.reference import reference_records
+from dptool.evaluate.run_folder import answered
 from dptool.evaluate.score import load_tasks
 from dptool.evaluate.select import Selection
+from dptool.evaluate.served_run import ServedRun
 from tests.conftest import run_cli
+from tests.served import RULE_TIER, serve_params, text_of
+from tests.served import tiny_bundle as make_tiny_bundle
 
 ENV_TOOLS = {"execute_sql", "get_all_models", "get_model_details", "list_metrics", "search_kb", "get_kb_document"}
 FLOW_TOOLS = {"next_task", "submit_answer"}
-HANDED_OUT = {"task_id", "attempt", "epochs", "question", "answer_format", "remaining", "note"}
+HANDED_OUT = {"task_id", "attempt", "attempt_id", "epochs", "question", "answer_format", "remaining", "note"}
 SECRET_KEYS = ("gold_sql", "base_sql", "rule_ids", "rules_in_force", "rule_scope", "withdrawn_rule", "tolerance",
                "dbt_node", '"spec"', '"gold"', '"base"')
-RULE_TIER = "knowledge+analytics+rule"
 SAMPLE = 20
 HOSTILE_SQL = [
     "COPY (SELECT 1) TO '/tmp/dptool_serve_pwned.csv'",
@@ -54,17 +56,6 @@ HOSTILE_SQL = [
     "PRAGMA database_list",
     "SELECT * FROM query('SELECT 1')",
 ]
-
-
-def serve_params(bundle: Path, out: Path, *args: str) -> StdioServerParameters:
-    """`dptool serve` as an MCP client starts it: a subprocess speaking MCP on its stdin and stdout."""
-    return StdioServerParameters(command=sys.executable,
-                                 args=["-m", "dptool.cli", "serve", str(bundle), "--out", str(out), *args],
-                                 env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")})
-
-
-def text_of(result) -> str:
-    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -312,8 +303,8 @@ def test_hostile_sql_and_kb_paths_are_refused_in_one_line(bundle, tmp_path):
         assert result.is_error and text.startswith("error: ") and "\n" not in text, (tool, given, text)
     assert not Path("/tmp/dptool_serve_pwned.csv").exists() and not Path("/tmp/dptool_serve_other.duckdb").exists()
     assert not after.is_error and text_of(after).startswith("n\n")  # the server and its warehouse are unharmed
-    transcript = json.loads(next((tmp_path / "run" / "transcripts").glob("*.json")).read_text(encoding="utf-8"))
-    calls = transcript["calls"]
+    log, = (tmp_path / "run" / "transcripts").glob("*.calls.jsonl")  # the open attempt's calls, appended one by one
+    calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert len(calls) == 1 + len(replies) + 1  # every call, the ones the SDK refused too
     assert [c["tool"] for c in calls][-3:] == ["execute_sql", "nope", "execute_sql"]
     assert sum(1 for c in calls if c["tool"] == "execute_sql" and c["error"]) == len(HOSTILE_SQL) + 1
@@ -363,26 +354,7 @@ def test_streamable_http_on_loopback(bundle, tmp_path):
 
 @pytest.fixture
 def tiny_bundle(tmp_path) -> Path:
-    bundle = tmp_path / "bundle"
-    (bundle / "kb" / "rules").mkdir(parents=True)
-    with duckdb.connect(str(bundle / "warehouse.duckdb")) as con:
-        con.execute("create schema shop; create table shop.orders (id integer, amount decimal(10, 2)); "
-                    "insert into shop.orders select range, range * 1.5 from range(10)")
-    (bundle / "kb" / "metrics.md").write_text(
-        "# Metric catalog\n\n## Revenue\n\n- Domain: shop\n- Formula: SUM(amount)\n- Unit: USD (currency)\n"
-        "- Policies: Refund Exclusion (`rules/refunds.md`)\n\nRevenue — what customers paid.\n", encoding="utf-8")
-    (bundle / "kb" / "rules" / "refunds.md").write_text(
-        "# Refund Exclusion\n\nRefunded orders leave revenue: their amount is not counted, whatever the period "
-        "and whatever the channel the order was placed in, because the money went back to the customer.\n",
-        encoding="utf-8")
-    tasks = [{"task_id": f"pq_{i}", "domain": "shop", "analysis_type": "point_query", "tier": RULE_TIER,
-              "question": f"What was revenue number {i}?", "answer_format": {"type": "value", "format": "number"},
-              "gold": {"value": 61.25 + i}, "base": {"value": 67.5 + i}, "gold_sql": f"select {61.25 + i} as value",
-              "base_sql": f"select {67.5 + i}", "rule_ids": ["refunds"], "rules_in_force": ["refunds"],
-              "rule_scope": "all", "tolerance": {"rel_tol": 0.001}, "dbt_node": f"model.shop.pq_{i}",
-              "spec": {"where": ["status <> 'refunded'"]}} for i in (1, 2)]
-    (bundle / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks), encoding="utf-8")
-    return bundle
+    return make_tiny_bundle(tmp_path)
 
 
 def _handed(run: ServedRun) -> dict:
@@ -401,7 +373,9 @@ def test_tasks_are_handed_out_attempt_by_attempt_and_a_restart_resumes(tiny_bund
         wrong = run.call("submit_answer", {"task_id": "pq_2", "answer": {"value": 1}})
         assert wrong.error and "not the open task (pq_1)" in wrong.text
         assert not run.call("submit_answer", {"task_id": "pq_1", "answer": {"value": 62.25}}).error
-        assert run.call("submit_answer", {"task_id": "pq_1", "answer": 1}).text.startswith("error: no task is open")
+        second = run.call("submit_answer", {"task_id": "pq_1", "answer": 1}).text  # answered once, never twice
+        assert re.fullmatch(rf"error: the answer to pq_1 \(attempt 1\) was already recorded at [\d-]+ [\d:]+ UTC "
+                            rf"\(attempt_id {first['attempt_id']}\); this one is not recorded", second), second
         assert _handed(run)["task_id"] == "pq_2"
     with Environment(tiny_bundle) as env:  # a new server: pq_2's attempt 1 was handed out, never answered
         run = ServedRun(env, tasks, out, epochs=2)

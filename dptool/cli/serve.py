@@ -50,17 +50,19 @@ def serve_command(bundle, http, host, port, out, task_id, epochs, model, sql_tim
 
     The agent gets the benchmark's environment and nothing else: execute_sql (one read-only query on the
     bundle's warehouse, through the same sandbox as `dptool eval`), get_all_models, get_model_details,
-    list_metrics, search_kb and get_kb_document; next_task hands out a task (its id, question and answer
-    format) and submit_answer(task_id, answer) takes the answer. Every call is recorded per attempt in the
-    run folder, which `dptool score BUNDLE OUT` scores; a server started again on the same folder goes on
-    with the attempts not yet answered.
+    list_metrics, search_kb and get_kb_document; next_task hands out a task (its id, question, answer format
+    and attempt_id) and submit_answer(task_id, answer, attempt_id) takes the answer, once. Every call is
+    recorded per attempt in the run folder, which `dptool score BUNDLE OUT` scores; several agents may share
+    one server over HTTP (each MCP session has its own task), several servers one folder; a server started
+    again on the same folder goes on with the attempts not yet answered.
     """
     from dptool.bundle import fingerprint, short
-    from dptool.evaluate.environment import Environment, Limits, ServedRun
+    from dptool.evaluate.environment import Environment, Limits
     from dptool.evaluate.score import load_tasks
+    from dptool.evaluate.served_run import ServedRun
 
     try:
-        from dptool.evaluate.serve import serve
+        from dptool.evaluate.serve import serve, stopped
     except ImportError as exc:  # a broken or foreign `mcp` package
         raise DptoolError(f"dptool serve needs the mcp package 2.x ({exc}); pip install 'mcp>=2.3,<3'") from None
     tasks = selection.apply(load_tasks(bundle))
@@ -79,8 +81,13 @@ def serve_command(bundle, http, host, port, out, task_id, epochs, model, sql_tim
         # stdout is the MCP channel on stdio: what a person reads goes to stderr
         click.echo(f"dptool serve: {len(tasks)} tasks × {epochs} attempt{'s' if epochs > 1 else ''}, "
                    f"{run.progress()}; run folder {out}; MCP over {where}", err=True)
-        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends an HTTP server: the run stays resumable
-            serve(run, http=http, host=host, port=port)
+        try:
+            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends an HTTP server: the run stays resumable
+                serve(run, http=http, host=host, port=port)
+        finally:
+            run.close()
+        if run.stale:
+            raise DptoolError(stopped(run))
         click.echo(f"dptool serve: stopped; {run.progress()}; score it with: "
                    f"{shlex.join(['dptool', 'score', bundle, str(out), *selection_flags(selection)])}", err=True)
 

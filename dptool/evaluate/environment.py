@@ -10,29 +10,19 @@ policies; all of kb/ while no task is open), so a policy of another domain with 
 tool's reply is computed from the warehouse, that kb and the agent's own arguments, never from the task itself, so
 no tool can tell an agent more of the open task than its domain, let alone its answer.
 
-`ServedRun` is the task flow: `next_task` hands out a task's id, question and answer format, nothing else;
-`submit_answer(task_id, answer)` takes the answer. Every call is recorded in the attempt it belongs to, into a run
-folder `dptool score` reads (answers.jsonl, transcripts/, run.json); a run started again goes on with the
-(task, attempt) pairs not yet answered.
+The task flow that hands tasks out and records every call (`ServedRun`) is dptool.evaluate.served_run.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import tempfile
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from string import Template
 from typing import Any
 
-from dptool.bundle import fingerprint
 from dptool.errors import DptoolError
-from dptool.evaluate import limits as limits_module
-from dptool.evaluate.agent import append_answer, format_hint, load_prompts
+from dptool.evaluate.agent import load_prompts
 from dptool.evaluate.kb import DEFAULT_K, KnowledgeBase, domain_folders
 from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
 from dptool.llm.client import PROMPTS
@@ -40,7 +30,6 @@ from dptool.llm.client import PROMPTS
 PROMPT_VERSION = "v1"
 MAX_K = 20  # passages search_kb returns at most
 MAX_QUERY_CHARS = 2_000  # BM25 over a query of megabytes takes seconds, and the server answers one call at a time
-MAX_ANSWER_CHARS = 100_000
 SUBMIT, NEXT = "submit_answer", "next_task"
 
 
@@ -80,13 +69,15 @@ TOOLS: dict[str, ToolSpec] = {
 }
 FLOW: dict[str, ToolSpec] = {
     NEXT: ToolSpec(
-        "Get the next task of the benchmark: its task_id, attempt, question and answer format (JSON). Answer it "
-        "with the other tools, then call submit_answer. While a task is open, next_task hands out that task again. "
-        "When every task is answered it says so (done: true)."),
+        "Get the next task of the benchmark: its task_id, attempt, attempt_id, question and answer format (JSON). "
+        "Answer it with the other tools, then call submit_answer with its task_id and attempt_id. While your task "
+        "is open, next_task hands out that task again. When every task is answered it says so (done: true)."),
     SUBMIT: ToolSpec(
-        "Submit the answer to the open task. The answer is recorded, not judged: no reply says whether it is "
-        "right. Then call next_task.",
+        "Submit the answer to your open task, with the attempt_id next_task gave. The answer is recorded once, "
+        "not judged: no reply says whether it is right. Then call next_task.",
         {"task_id": "The task_id next_task gave.",
+         "attempt_id": "The attempt_id next_task gave with the task (ties the answer to your attempt when several "
+                       "agents share the server).",
          "answer": "The answer in exactly the format the task asks for: JSON (an object or a list, or JSON text "
                    "such as {\"value\": 12.5}), or for a knowledge question a sentence or two."}),
 }
@@ -400,222 +391,3 @@ def _arguments(tool: str, given: dict[str, Any]) -> dict[str, Any]:
             raise _BadArgument(f"{tool}: {name!r} must be " + " or ".join(_TYPE_NAMES[t] for t in types))
         out[name] = value
     return out
-
-
-# ---------------------------------------------------------------------------------------------------
-# the task flow and the run folder
-
-
-def answered(answers: Path) -> set[tuple[str, int]]:
-    """The (task_id, attempt) pairs an answers file holds; a line cut by an interruption does not count."""
-    done = set()
-    if answers.is_file():
-        for line in answers.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-                done.add((record["task_id"], int(record.get("attempt", 1))))
-            except (ValueError, KeyError, TypeError, AttributeError):
-                continue
-    return done
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file whole or not at all; a name of its own per writer, so two servers on one folder never clash."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def prepare_run_folder(out: Path, settings: dict) -> None:
-    """Create OUT/run.json, or check that the run already in OUT has the same settings (then it is resumed)."""
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "run.json"
-    if path.is_file():
-        try:
-            theirs = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:
-            raise DptoolError(f"{path}: not JSON; it is the run's settings, written by dptool") from None
-        differ = sorted(k for k in settings.keys() | theirs.keys() if settings.get(k) != theirs.get(k))
-        if differ:
-            k = differ[0]
-            raise DptoolError(f"{out}: holds a run with {k} = {json.dumps(theirs.get(k))}, not "
-                              f"{json.dumps(settings.get(k))}; start it with the same settings to resume, or choose "
-                              "another --out")
-    elif (out / "answers.jsonl").is_file():
-        raise DptoolError(f"{out}: holds answers.jsonl but no run.json (not a run dptool wrote); choose another --out")
-    else:
-        write_atomic(path, json.dumps(settings, indent=2, sort_keys=True) + "\n")
-
-
-@dataclass
-class _Attempt:
-    task: dict
-    attempt: int
-    started: float  # wall-clock time it was handed out: an attempt may outlive its server (see ServedRun)
-    calls: list[dict] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return f"{self.task['task_id']}-{self.attempt}.json"
-
-
-class ServedRun:
-    """Tasks handed out one attempt at a time (every task for attempt 1, then for attempt 2, ...), and every call
-    recorded in the attempt it was made in. One attempt is open at a time: calls made while none is open are
-    recorded in transcripts/outside-tasks.jsonl.
-
-    The open attempt lives in its transcript, written at every call, so it outlives the server: a server started
-    on the folder goes on with it (its calls kept). A client that starts a server per tool call (LangChain's
-    MultiServerMCPClient over stdio does) thus works through one attempt across many processes.
-    """
-
-    def __init__(self, env: Environment, tasks: list[dict], out: str | Path, *, epochs: int = 1,
-                 settings: dict | None = None, prompt_version: str = PROMPT_VERSION):
-        problem = limits_module.out_of_range("epochs", epochs, limits_module.EPOCHS)
-        if problem or not isinstance(epochs, int):  # before the run folder is made: nothing written
-            raise DptoolError(problem or f"epochs is {epochs!r}: not a whole number")
-        self.env = env
-        self.out = Path(out)
-        self.epochs = epochs
-        self.fingerprint = fingerprint(env.bundle)
-        self.prompts = load_environment_prompts(prompt_version)
-        self.settings = {"bundle": self.fingerprint, "source": "serve", "epochs": epochs,
-                         "prompt_version": prompt_version, "condition": "standard",
-                         "sql_timeout": env.limits.sql_timeout, "sql_memory_mb": env.limits.sql_memory_mb,
-                         "max_rows": env.limits.max_rows, **(settings or {})}
-        prepare_run_folder(self.out, self.settings)
-        (self.out / "transcripts").mkdir(exist_ok=True)
-        self.answers = self.out / "answers.jsonl"
-        done = answered(self.answers)
-        self.todo = [(a, t) for a in range(1, epochs + 1) for t in tasks if (t["task_id"], a) not in done]
-        self.total = epochs * len(tasks)
-        self.open: _Attempt | None = self._reopen()
-        env.set_domain(self.open.task.get("domain") if self.open else None)
-        self._lock = threading.RLock()
-
-    def _reopen(self) -> _Attempt | None:
-        """The attempt a server before this one handed out and nobody answered, taken off the list to do."""
-        for i, (attempt, task) in enumerate(self.todo):
-            path = self.out / "transcripts" / _Attempt(task, attempt, 0).name
-            try:
-                kept = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if isinstance(kept, dict) and kept.get("finished") is False and kept.get("bundle") == self.fingerprint:
-                del self.todo[i]
-                return _Attempt(task, attempt, float(kept.get("started_at") or time.time()),
-                                list(kept.get("calls") or []))
-        return None
-
-    @property
-    def instructions(self) -> str:
-        return Template(self.prompts["instructions"]).substitute(
-            max_rows=self.env.limits.max_rows, condition=self.prompts["conditions"]["standard"].strip())
-
-    def task_prompt(self, task: dict) -> str:
-        """A task as an agent reads it: its question and its answer format."""
-        return Template(self.prompts["task"]).substitute(question=task["question"],
-                                                         format=format_hint(task, self.prompts))
-
-    def call(self, tool: str, arguments: dict[str, Any] | None) -> Reply:
-        """One call of any tool, the task flow's included: its reply, recorded in the open attempt."""
-        with self._lock:
-            start = time.monotonic()
-            finished = None
-            if tool == NEXT:
-                reply = self._next_task()
-            elif tool == SUBMIT:
-                reply, finished = self._submit(arguments if isinstance(arguments, dict) else {})
-            else:
-                reply = self.env.call(tool, arguments)
-            self.record(tool, arguments, reply, time.monotonic() - start, into=finished)
-            if finished is not None:
-                self._finish(*finished)
-            return reply
-
-    def record(self, tool: str, arguments: Any, reply: Reply, seconds: float, into: tuple | None = None) -> None:
-        """Record one call (also one the MCP layer refused before any tool ran) in the open attempt's transcript."""
-        entry = {"tool": tool, "arguments": arguments, "reply": reply.text, "reply_chars": len(reply.text),
-                 "seconds": round(seconds, 3), "error": reply.error}
-        with self._lock:
-            attempt = into[0] if into else self.open
-            if attempt is None:
-                with open(self.out / "transcripts" / "outside-tasks.jsonl", "a", encoding="utf-8") as f:
-                    f.write(json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n")
-                return
-            attempt.calls.append(entry)
-            if not into:  # a submitted attempt's transcript is written once, finished, with its answer
-                self._write_transcript(attempt, None)
-
-    def _next_task(self) -> Reply:
-        if self.open is None:
-            if not self.todo:
-                return Reply(json.dumps({"done": True, "message": f"every task of this run is answered ({self.total} "
-                                                                  "attempts); there is nothing more to do"}))
-            attempt, task = self.todo.pop(0)
-            self.env.new_session()  # nothing a query of the last task did is seen by this one
-            self.env.set_domain(task.get("domain"))  # the kb tools read the task's domain's documents only
-            self.open = _Attempt(task, attempt, time.time())
-            note = None
-        else:
-            note = "this task is still open: submit its answer with submit_answer before the next one"
-        task = self.open.task
-        handed = {"task_id": task["task_id"], "attempt": self.open.attempt, "epochs": self.epochs,
-                  "question": task["question"], "answer_format": format_hint(task, self.prompts),
-                  "remaining": len(self.todo) + 1}
-        if note:
-            handed["note"] = note
-        return Reply(json.dumps(handed, indent=2, ensure_ascii=False))
-
-    def _submit(self, arguments: dict) -> tuple[Reply, tuple | None]:
-        task_id = arguments.get("task_id")
-        if self.open is None:
-            return failed("no task is open; call next_task to get one"), None
-        if task_id != self.open.task["task_id"]:
-            return failed(f"task_id {task_id!r} is not the open task ({self.open.task['task_id']}); submit the answer "
-                          "to the task next_task gave"), None
-        if "answer" not in arguments:
-            return failed("submit_answer needs the argument 'answer'"), None
-        answer = arguments["answer"]
-        size = len(answer) if isinstance(answer, str) else len(json.dumps(answer, ensure_ascii=False))
-        if size > MAX_ANSWER_CHARS:
-            return failed(f"the answer is {size:,} characters, at most {MAX_ANSWER_CHARS:,}"), None
-        attempt, self.open = self.open, None
-        self.env.set_domain(None)
-        left = len(self.todo)
-        text = (f"recorded the answer to {task_id} (attempt {attempt.attempt} of {self.epochs}); "
-                + (f"{left} to go: call next_task" if left else "that was the last: the run is complete"))
-        return Reply(text), (attempt, answer)
-
-    def _transcript(self, attempt: _Attempt, answer: Any, finished: bool) -> dict:
-        calls = [c for c in attempt.calls if c["tool"] not in (NEXT, SUBMIT)]
-        return {"task_id": attempt.task["task_id"], "attempt": attempt.attempt, "bundle": self.fingerprint,
-                "source": "serve", "prompt": self.task_prompt(attempt.task), "answer": answer, "finished": finished,
-                "started_at": round(attempt.started, 3), "seconds": round(time.time() - attempt.started, 3),
-                "tool_calls": len(calls),
-                "sql_errors": sum(1 for c in calls if c["tool"] == "execute_sql" and c["error"]),
-                "calls": attempt.calls}
-
-    def _write_transcript(self, attempt: _Attempt, answer: Any, finished: bool = False) -> dict:
-        transcript = self._transcript(attempt, answer, finished)
-        write_atomic(self.out / "transcripts" / attempt.name,
-                     json.dumps(transcript, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-        return transcript
-
-    def _finish(self, attempt: _Attempt, answer: Any) -> None:
-        transcript = self._write_transcript(attempt, answer, finished=True)
-        append_answer(self.answers, {
-            "task_id": attempt.task["task_id"], "attempt": attempt.attempt, "bundle": self.fingerprint,
-            "answer": answer, "transcript": f"transcripts/{attempt.name}", "stop": "answer",
-            "seconds": transcript["seconds"], "tool_calls": transcript["tool_calls"],
-            "sql_errors": transcript["sql_errors"]})
-
-    def progress(self) -> str:
-        """One line for the person who started the server."""
-        left = len(self.todo) + (1 if self.open else 0)
-        return f"{self.total - left} of {self.total} attempts answered, {left} to go"
