@@ -238,15 +238,19 @@ class _Worker:
 
     def kill(self, wait: float = 0.0) -> int | None:
         """End the process (after `wait` s for it to end by itself); its own exit code, None if it was killed."""
-        try:
-            code = self.proc.wait(timeout=wait) if wait else self.proc.poll()
-        except subprocess.TimeoutExpired:
+        if not wait and isinstance(self.proc, _Forked):  # no round trip: its fork server ends and reaps it
+            self.proc.end()
             code = None
-        if code is None:
-            self.proc.kill()
-            if isinstance(self.proc, subprocess.Popen):  # a forked one is reaped by its fork server
-                # a process that held gigabytes takes a while to be torn down: reaped aside, not waited for
-                threading.Thread(target=self.proc.wait, daemon=True).start()
+        else:
+            try:
+                code = self.proc.wait(timeout=wait) if wait else self.proc.poll()
+            except subprocess.TimeoutExpired:
+                code = None
+            if code is None:
+                self.proc.kill()
+                if isinstance(self.proc, subprocess.Popen):  # a forked one is reaped by its fork server
+                    # a process that held gigabytes takes a while to be torn down: reaped aside, not waited for
+                    threading.Thread(target=self.proc.wait, daemon=True).start()
         with contextlib.suppress(OSError):  # stdout is closed by its reader thread's end of file
             self.proc.stdin.close()
         return code
@@ -275,8 +279,6 @@ class _ForkServer:
         self.sock = ours
         self._lock = threading.Lock()
         self._handles = itertools.count(1)
-        self._unread = 0  # forks whose reply has not been read yet
-        self._pids: dict[int, int] = {}
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -289,7 +291,6 @@ class _ForkServer:
         try:
             with self._lock:
                 socket.send_fds(self.sock, [json.dumps({"fork": handle}).encode()], [stdin_r, stdout_w])
-                self._unread += 1  # its reply (the pid) is read when a later request needs the socket
         except OSError:
             pass  # the fork server is gone: the worker's output ends at once, and it is said not to start
         finally:
@@ -297,38 +298,20 @@ class _ForkServer:
             os.close(stdout_w)
         return _Forked(self, handle, open(stdin_w, "w", encoding="utf-8"), open(stdout_r, encoding="utf-8"))
 
-    def _read(self) -> dict | None:
-        """The next message (the lock held): a fork's reply is kept, any other returned; None if the server is gone."""
-        try:
-            data = self.sock.recv(4096)
-        except OSError:
-            data = b""
-        if not data:
-            self._unread = 0
-            return None
-        message = json.loads(data)
-        if "forked" in message:
-            self._unread -= 1
-            self._pids[message["forked"]] = message["pid"]
-        return message
-
-    def ask(self, request: dict) -> int | None:
-        """The worker's exit code after the request (None while it runs; -1 when the fork server is gone)."""
+    def ask(self, request: dict) -> dict | None:
+        """The fork server's reply to a request (see dptool.evaluate.sql_worker); None when it is gone."""
         with self._lock:
             try:
                 self.sock.send(json.dumps(request).encode())
+                reply = self.sock.recv(4096)
             except OSError:
-                return -1
-            while (reply := self._read()) is not None and "forked" in reply:
-                continue
-        return -1 if reply is None else reply["code"]
+                return None
+        return json.loads(reply) if reply else None
 
-    def pid(self, handle: int) -> int | None:
-        """The process id of a worker (None if the fork server is gone); waits for the fork server to be up."""
-        with self._lock:
-            while handle not in self._pids and self._unread and self._read() is not None:
-                continue
-            return self._pids.get(handle)
+    def tell(self, request: dict) -> None:
+        """A request that has no reply."""
+        with self._lock, contextlib.suppress(OSError):
+            self.sock.send(json.dumps(request).encode())
 
     def close(self) -> None:
         """End the fork server (its workers end when their input closes, or were killed before)."""
@@ -389,19 +372,27 @@ class _Forked:
 
     @property
     def pid(self) -> int | None:
-        return self.server.pid(self.handle)
+        return (self.server.ask({"wait": self.handle, "timeout": 0}) or {}).get("pid")
+
+    def _code(self, request: dict) -> int | None:
+        reply = self.server.ask(request)
+        return -1 if reply is None else reply["code"]
 
     def poll(self) -> int | None:
-        return self.server.ask({"wait": self.handle, "timeout": 0})
+        return self._code({"wait": self.handle, "timeout": 0})
 
     def wait(self, timeout: float | None = None) -> int:
-        code = self.server.ask({"wait": self.handle, "timeout": START_TIMEOUT if timeout is None else timeout})
+        code = self._code({"wait": self.handle, "timeout": START_TIMEOUT if timeout is None else timeout})
         if code is None:
             raise subprocess.TimeoutExpired(f"sql_worker {self.handle}", timeout)
         return code
 
     def kill(self) -> None:
-        self.server.ask({"kill": self.handle})
+        self._code({"kill": self.handle})
+
+    def end(self) -> None:
+        """SIGKILL unless it has exited, without waiting for the fork server to say so."""
+        self.server.tell({"end": self.handle})
 
 
 def _cell(value) -> str:

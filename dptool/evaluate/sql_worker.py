@@ -16,9 +16,10 @@ With `--fork-server FD` the process is a fork server instead: it imports DuckDB 
 worker per request on the Unix socket FD (a new interpreter costs ~0.4 s; a fork, milliseconds). Each worker is still
 a process of its own, with its own connection, time limit and address-space cap. Requests on the socket, one JSON
 datagram each, with the handle the parent names the worker by (never its pid, which the system reuses once reaped):
-    {"fork": H} + two file descriptors (the worker's stdin and stdout)  ->  {"forked": H, "pid": <its pid>}
-    {"wait": H, "timeout": S}  ->  {"code": <exit code, minus the signal if killed; null while it runs>}
-    {"kill": H}                ->  {"code": ...} (SIGKILL unless it has exited)
+    {"fork": H} + two file descriptors (the worker's stdin and stdout)  ->  no reply
+    {"wait": H, "timeout": S}  ->  {"code": <exit code, minus the signal if killed; null while it runs>, "pid": P}
+    {"kill": H}                ->  {"code": ..., "pid": P} (SIGKILL unless it has exited)
+    {"end": H}                 ->  no reply (as kill, for a parent that needs no exit code and does not wait)
 The fork server exits when the parent closes the socket.
 """
 
@@ -225,6 +226,7 @@ def fork_server(args: argparse.Namespace, control: socket.socket) -> int:
     check_sql(WARM_UP)  # sqlglot's first-use costs, paid once here for every worker
     pids: dict[int, int] = {}  # handle -> pid of each worker not yet reaped
     codes: dict[int, int] = {}  # handle -> exit code of each reaped one
+    born: dict[int, int] = {}  # handle -> pid of every worker forked (for the parent's tests; reaped or not)
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(control, 4096, 2)
@@ -240,20 +242,21 @@ def fork_server(args: argparse.Namespace, control: socket.socket) -> int:
                 os._exit(_forked(args, *fds))
             for fd in fds:
                 os.close(fd)
-            pids[request["fork"]] = pid
-            control.send(json.dumps({"forked": request["fork"], "pid": pid}).encode())
+            pids[request["fork"]] = born[request["fork"]] = pid
             continue
-        handle = request.get("wait", request.get("kill"))
+        handle = request.get("wait", request.get("kill", request.get("end")))
         deadline = time.monotonic() + float(request.get("timeout") or 0)
         while True:
             _reap(pids, codes)
             if handle not in pids or time.monotonic() >= deadline:
                 break
             time.sleep(0.005)
-        if "kill" in request and handle in pids:
+        if ("kill" in request or "end" in request) and handle in pids:
             with contextlib.suppress(ProcessLookupError):  # not reaped, so the pid is still this worker's
                 os.kill(pids[handle], signal.SIGKILL)
-        control.send(json.dumps({"code": codes.get(handle, None if handle in pids else -1)}).encode())
+        if "end" not in request:
+            control.send(json.dumps({"code": codes.get(handle, None if handle in pids else -1),
+                                     "pid": born.get(handle)}).encode())
 
 
 def _reap(pids: dict[int, int], codes: dict[int, int]) -> None:
