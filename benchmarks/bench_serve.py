@@ -18,7 +18,8 @@ less bare_sql_ms (the MCP round trip, the sandbox's parser and worker, the recor
 `runs`: one scripted agent over stdio, then 1, 4 and 8 at once on one server over streamable HTTP, each with its
 agents, seconds (first next_task to the last answer; the median of --repeat rounds, each round all runs one after
 the other, so that a load that comes and goes hits them alike) and tasks_per_minute, or `not supported by this
-server` when the server hands one attempt to several sessions (one that keeps one attempt open for all callers);
+server` when the server hands one attempt to several sessions (one that keeps one attempt open for all callers),
+and server_cpu_seconds (the server's start included, and its SQL workers');
 `http4_over_http1_seconds`; and the load average of the machine before and after (others' work slows a run).
 """
 
@@ -28,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import signal
 import socket
 import statistics
@@ -200,6 +202,13 @@ def _shared_attempts(agents: list[Agent]) -> bool:
     return len(agents) > 1 and (None in handles or len(set(handles)) < len(handles))
 
 
+def _children_cpu() -> float:
+    """CPU seconds of the servers this process started and ended, their SQL workers included (each is reaped by
+    its parent: the fork server by the server, a worker by the fork server)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _median_run(runs: list) -> dict | str:
     """The run of median seconds among a run's rounds, with every round's seconds."""
     if any(isinstance(r, str) for r in runs):
@@ -242,7 +251,9 @@ def main() -> None:
         rounds: list[dict] = []
         timings: list[dict] = []
         for r in range(args.repeat):  # the runs of a round one after the other: a load that comes and goes hits all
+            cpu = _children_cpu()
             stdio, (agent,) = anyio.run(_stdio_run, bundle, workdir / f"stdio-{r}", args.sample, tasks)
+            stdio["server_cpu_seconds"] = round(_children_cpu() - cpu, 2)
             timings += agent.timings
             runs = {"stdio-1": stdio}
             handles = True  # whether next_task names each attempt: only then may agents share a server
@@ -250,7 +261,9 @@ def main() -> None:
                 if n > 1 and not handles:
                     runs[f"http-{n}"] = UNSUPPORTED
                     continue
+                cpu = _children_cpu()
                 record, agents = anyio.run(_http_run, bundle, workdir / f"http-{n}-{r}", args.sample, tasks, n)
+                record["server_cpu_seconds"] = round(_children_cpu() - cpu, 2)
                 handles = all(h is not None for a in agents for h in a.handles)
                 runs[f"http-{n}"] = UNSUPPORTED if _shared_attempts(agents) else record
             rounds.append(runs)
