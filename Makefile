@@ -10,13 +10,14 @@ DEMO_TARGET ?= 1800
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DO_NOT_TRACK := 1
 
-.PHONY: install demo docs docs-check docs-images readme test test-postgres test-spark test-dbt112 lint bench clean
+.PHONY: install demo docs docs-check docs-images readme test test-postgres test-spark test-dbt112 lint bench dist clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip uninstall --quiet --yes dptool 2>/dev/null || true  # this checkout under its former distribution name
 	$(BIN)/pip install --quiet -e '.[dev,fast,inspect]'
 	touch $(STAMP)
 
@@ -102,5 +103,15 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_generate.py
 
+# the wheel and the sdist of dbt-dptool into $(DIST), built by `build` in an isolated environment (setuptools from
+# the package index, or from the local one pip is configured with), with `build` itself in a venv of its own
+DIST ?= dist
+DIST_VENV ?= target/dist-venv
+dist:
+	rm -rf $(DIST) $(DIST_VENV)
+	$(PYTHON) -m venv $(DIST_VENV)
+	$(DIST_VENV)/bin/pip install --quiet --disable-pip-version-check build
+	$(DIST_VENV)/bin/python -m build --outdir $(DIST) .
+
 clean:
-	rm -rf target dbt_packages logs bundle *.duckdb
+	rm -rf target dbt_packages logs bundle *.duckdb dist build *.egg-info

@@ -9,7 +9,9 @@ files: one of the names dptool writes into that kind of folder, with dptool's si
 refused in one line naming the path given, before any work, and so is a destination dptool could not write to.
 
 Files are written to a temporary name beside them and renamed into place; a folder written whole is staged
-beside its destination and renamed. A failed run leaves what was there as it was, and nothing half-written.
+beside its destination and renamed. A failed run leaves what was there as it was, and nothing half-written. What
+is written gets the modes the user's umask gives a new file or folder (tempfile makes them private), and text is
+written as UTF-8 with what UTF-8 cannot hold (a lone surrogate) as its backslash escape.
 """
 
 from __future__ import annotations
@@ -92,6 +94,68 @@ RUN = Kind("run folder", ("run.json", "answers.jsonl", "transcripts", "transcrip
            grows=("run.json", "answers.jsonl", "transcripts", "transcripts/*.json", "transcripts/*.jsonl",
                   "dptool.lock"))
 KINDS = (BUNDLE, LINK, DATA_PRODUCT, RUN)
+
+
+# ---- modes and text -----------------------------------------------------------------------------------------------
+
+def _umask_now() -> int | None:
+    # /proc says it without setting it: os.umask can only be read by changing it, a race with other threads
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _umask_at_import() -> int:
+    mask = _umask_now()
+    if mask is None:  # no /proc: read once, while dptool is imported (no thread of its own runs yet)
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+_UMASK = _umask_at_import()
+
+
+def umask() -> int:
+    """The process's umask, read without changing it where /proc allows (else as it was when dptool started)."""
+    mask = _umask_now()
+    return _UMASK if mask is None else mask
+
+
+def file_mode() -> int:
+    """The mode a new file gets from open(): 0o666 less the umask."""
+    return 0o666 & ~umask()
+
+
+def folder_mode() -> int:
+    """The mode a new folder gets from mkdir(): 0o777 less the umask."""
+    return 0o777 & ~umask()
+
+
+def encoded(text: str) -> bytes:
+    """`text` as UTF-8; a lone surrogate (from an answer's JSON escape, a file name's undecodable byte) as its
+    backslash escape, which inside a JSON string is the same text to a reader."""
+    return text.encode("utf-8", "backslashreplace")
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write a file of one's own (a run's settings, a transcript) whole or not at all: a temporary file of this
+    writer's own beside it (two writers never clash), then a rename. Its mode is the umask's, as open() gives."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, file_mode())
+        with os.fdopen(fd, "wb") as f:
+            f.write(encoded(text))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 # ---- the marker ---------------------------------------------------------------------------------------------------
@@ -271,7 +335,9 @@ def staging_folder(out: Path) -> Path:
     `out` goes first: its staging folder, and the old folder it had moved aside (put back if `out` is gone)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     _clear_left_behind(out)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
+    tmp.chmod(folder_mode())  # it becomes `out`: a folder as mkdir makes it, not mkdtemp's private one
+    return tmp
 
 
 def _running(pid: int) -> bool:
@@ -363,7 +429,7 @@ def update_files(folder: str | Path, kind: Kind, texts: Mapping[str, str]) -> li
     if folders is not None:  # an old folder: its marker now records what it holds
         _write_marker(folder, {**marker, "kind": kind.name, "dptool": __version__, "files": recorded,
                                "folders": folders})
-    return [_atomic_write(folder / rel, text.encode("utf-8"), folder / rel, folder, rel) for rel, text in texts.items()]
+    return [_atomic_write(folder / rel, encoded(text), folder / rel, folder, rel) for rel, text in texts.items()]
 
 
 # ---- single files ---------------------------------------------------------------------------------------------------
@@ -400,8 +466,7 @@ def write_file(path: str | Path, data: str | bytes) -> Path:
     given = path
     check_file(path)
     full = Path(os.path.abspath(path))
-    return _atomic_write(full, data.encode("utf-8") if isinstance(data, str) else data, given, full.parent,
-                         full.name)
+    return _atomic_write(full, encoded(data) if isinstance(data, str) else data, given, full.parent, full.name)
 
 
 def check_files(folder: str | Path, names: list[str]) -> Path:
@@ -433,7 +498,7 @@ def write_files(folder: str | Path, texts: Mapping[str, str]) -> list[Path]:
         full.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DptoolError(f"{folder}: cannot be created ({exc.strerror or exc}); choose another --out") from None
-    return [_atomic_write(full / name, text.encode("utf-8"), Path(folder) / name, full, name)
+    return [_atomic_write(full / name, encoded(text), Path(folder) / name, full, name)
             for name, text in texts.items()]
 
 
@@ -456,6 +521,7 @@ def _atomic_write(path: Path, data: bytes, given: str | Path, record_in: Path, r
         raise DptoolError(f"{given}: cannot be written ({exc.strerror or exc}); choose another --out") from None
     tmp = Path(tmp_name)
     with _removed_on_failure(tmp, given), os.fdopen(fd, "wb") as f:
+        os.fchmod(fd, file_mode())  # mkstemp's file is private; this one is the user's, as open() would make it
         f.write(data)
         f.flush()
         os.fsync(f.fileno())

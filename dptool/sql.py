@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -57,15 +58,42 @@ def literal(value) -> exp.Expression:
     return exp.Literal.string(str(value))
 
 
-def equals(column: str, value, dialect: str) -> str:
+# the words a column name is quoted for: DuckDB's reserved keywords (PostgreSQL's and a few); the dbt package's
+# dptool.reserved_words() is the same list (tests/test_project_breakers.py holds them to each other)
+RESERVED = frozenset({
+    "all", "analyse", "analyze", "and", "anti", "any", "array", "as", "asc", "asof", "asymmetric", "at",
+    "authorization", "binary", "both", "by", "case", "cast", "check", "collate", "collation", "column", "columns",
+    "concurrently", "constraint", "create", "cross", "current_catalog", "current_date", "current_role",
+    "current_time", "current_timestamp", "current_user", "default", "deferrable", "desc", "describe", "distinct",
+    "do", "else", "end", "except", "false", "fetch", "for", "foreign", "freeze", "from", "full", "generated",
+    "glob", "grant", "group", "having", "ilike", "in", "initially", "inner", "intersect", "into", "is", "isnull",
+    "join", "lambda", "lateral", "leading", "left", "like", "limit", "localtime", "localtimestamp", "map",
+    "natural", "not", "notnull", "null", "offset", "on", "only", "or", "order", "outer", "overlaps", "pivot",
+    "pivot_longer", "pivot_wider", "placing", "positional", "primary", "qualify", "references", "returning",
+    "right", "select", "semi", "session_user", "show", "similar", "some", "struct", "summarize", "symmetric",
+    "table", "tablesample", "then", "to", "trailing", "true", "try_cast", "tuple", "union", "unique", "unpack",
+    "unpivot", "user", "using", "variadic", "verbose", "when", "where", "window", "with"
+})
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def column(name: str, quote: bool = False) -> exp.Column:
+    """A column of the project's, quoted where SQL needs it: a name that is not letters, digits and underscores, a
+    reserved word, or a column declared `quote: true`; as it is otherwise (the warehouse's case rules apply). The
+    dbt package's dptool.quote_column decides the same way."""
+    needed = quote or not _PLAIN.fullmatch(name) or name.lower() in RESERVED
+    return exp.column(exp.to_identifier(name, quoted=needed))
+
+
+def equals(column_name: str, value, dialect: str, quote: bool = False) -> str:
     """`column = <literal>` in the dialect."""
-    return exp.EQ(this=exp.column(column), expression=literal(value)).sql(dialect)
+    return exp.EQ(this=column(column_name, quote), expression=literal(value)).sql(dialect)
 
 
-def in_window(column: str, start: date, end: date, dialect: str) -> list[str]:
+def in_window(column_name: str, start: date, end: date, dialect: str, quote: bool = False) -> list[str]:
     """`start <= column < end`, as two predicates over timestamp literals."""
-    lo = exp.GTE(this=exp.column(column), expression=literal(datetime(start.year, start.month, start.day)))
-    hi = exp.LT(this=exp.column(column), expression=literal(datetime(end.year, end.month, end.day)))
+    lo = exp.GTE(this=column(column_name, quote), expression=literal(datetime(start.year, start.month, start.day)))
+    hi = exp.LT(this=column(column_name, quote), expression=literal(datetime(end.year, end.month, end.day)))
     return [lo.sql(dialect), hi.sql(dialect)]
 
 
@@ -106,7 +134,7 @@ def _standalone(cte: str, ctes: dict[str, exp.CTE], order_by: list[str]) -> exp.
         if c.alias in needed:  # copy=False: the query is ours, and copying it per CTE is quadratic
             query = query.with_(c.alias, as_=_drop_repeated_ctes(c.this.copy(), ctes), copy=False)
     if order_by:
-        query = query.order_by(*[exp.column(col) for col in order_by], copy=False)
+        query = query.order_by(*[column(col) for col in order_by], copy=False)
     return query
 
 
@@ -161,7 +189,7 @@ class VariantWriter:
                 texts[cte] = self._text(cte, _drop_repeated_ctes(ctes[cte].this, ctes))
             tail = exp.select("*").from_(name)
             if order_by:
-                tail = tail.order_by(*[exp.column(col) for col in order_by], copy=False)
+                tail = tail.order_by(*[column(col) for col in order_by], copy=False)
             in_order = [c for c in ctes if c in needed]
             shared = []
             for c in in_order:  # the injected CTEs lead, in dbt's order: each one's body, if its text is in form

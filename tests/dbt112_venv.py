@@ -5,7 +5,7 @@ registry (it is called only under `--use-v2-parser`); this machine reaches only 
 goes in without its dependencies, and every other requirement its METADATA lists goes in as usual; the adapters
 (their own requirement on dbt-core would pull the parser in) and dptool itself go in without dependencies, and
 their other requirements as usual. `pip check` must then name the parser alone: dptool's own `dbt-core` and
-`dbt-duckdb` requirements accept what is installed, i.e. `pip install dptool` keeps dbt-core 1.12.
+`dbt-duckdb` requirements accept what is installed, i.e. `pip install dbt-dptool` keeps dbt-core 1.12.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def unavailable() -> str | None:
         import dbt.adapters.spark  # noqa: F401
         import pyspark  # noqa: F401
     except ImportError as exc:
-        return f"{exc.name} is not installed (pip install 'dptool[spark]', or `make test-spark`)"
+        return f"{exc.name} is not installed (pip install 'dbt-dptool[spark]', or `make test-spark`)"
     return None
 
 

@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "dptool" / "dbt_package" / "dbt_
 
 def test_dptool_requirements_accept_the_installed_dbt():
     """pip keeps an installed dbt-core (and adapter) that dptool's requirements accept: these must accept it."""
-    declared = {Requirement(r).name: Requirement(r) for r in requires("dptool") or [] if "extra ==" not in r}
+    declared = {Requirement(r).name: Requirement(r) for r in requires("dbt-dptool") or [] if "extra ==" not in r}
     for name in ("dbt-core", "dbt-duckdb"):
         installed = version(name)
         assert declared[name].specifier.contains(installed, prereleases=True), (name, installed, declared[name])

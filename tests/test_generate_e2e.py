@@ -228,9 +228,10 @@ def test_gold_model_files_match_the_bundles(demo_project, demo_bundle, tasks):
     folder = demo_project.project_dir / "models" / "dptool_gold"
     models = {p.stem for p in folder.glob("*.sql")} - {"dptool_tasks"}
     assert {t["task_id"] for t in tasks if t["gold_sql"]} <= models
-    listed = listed_bundles(folder)
-    assert str(demo_bundle[0]) in listed
-    served = {t["task_id"] for b in listed if (Path(b) / "tasks.jsonl").is_file() for t in load_tasks(b)
+    listed = [(demo_project.project_dir / b).resolve() for b in listed_bundles(folder)]  # relative to the project
+    assert not [b for b in listed_bundles(folder) if Path(b).is_absolute()]
+    assert Path(demo_bundle[0]).resolve() in listed
+    served = {t["task_id"] for b in listed if (b / "tasks.jsonl").is_file() for t in load_tasks(b)
               if t["gold_sql"]}
     assert models <= served
 

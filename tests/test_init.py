@@ -14,7 +14,7 @@ import yaml
 from dptool import __version__
 from dptool.project.catalog import load_catalog
 from dptool.project.dbt import DbtProject
-from dptool.project.scaffold import GOLD_BUILD, package_dir, package_path
+from dptool.project.scaffold import GOLD_BUILD, IGNORE_HEADER, package_dir, package_path
 from tests.conftest import REPO
 from tests.subscriptions import cli, copy_fixture
 
@@ -44,7 +44,8 @@ def test_init_sets_up_a_project(project):
     assert proc.returncode == 0, proc.stderr
     assert (project / "packages.yml").read_text(encoding="utf-8") == "packages:\n  " + package_line(project)
     assert (project / ".gitignore").read_text(encoding="utf-8") == (
-        "target/\ndbt_packages/\n# written by `dptool generate`\nmodels/dptool_gold/\nmodels/dptool_semantic/\n")
+        "target/\ndbt_packages/\n" + IGNORE_HEADER + "/bundle/\n/answers.jsonl\n/score/\n/runs/\n/compare/\n"
+        "/dp_bench/\n/models/dptool_gold/\n/models/dptool_semantic/\n/models/dptool_batch/\n/models/dptool_ablation/\n")
     for rel in EXAMPLES:
         assert (project / rel).is_file(), rel
     assert (project / "selectors.yml").read_text(encoding="utf-8") == (REPO / "selectors.yml").read_text("utf-8")
@@ -80,7 +81,7 @@ def test_dry_run_writes_nothing(project):
     out = proc.stdout
     assert "would create" in out and "would add" in out
     assert "--- packages.yml (new text)\npackages:\n  " + package_line(project) in out + "\n"
-    assert "--- .gitignore (lines added)\n# written by `dptool generate`\nmodels/dptool_gold/" in out
+    assert "--- .gitignore (lines added)\n" + IGNORE_HEADER + "/bundle/\n/answers.jsonl\n" in out
     assert "--- selectors.yml (new text)\n" + (REPO / "selectors.yml").read_text("utf-8") in out + "\n"
     assert out.rstrip().endswith("dry run: nothing was written")
 
@@ -320,3 +321,51 @@ def test_rule_new_of_several_metrics_names_a_renamed_semantic_metric(project):
                                      "of that day's month to that day")
     assert "); a rule can modify only a metric of the catalog: average_invoice_value," in skipped.stderr
     assert not (project / "macros" / "dptool_rules" / "rule__mtd_cap.sql").exists()
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def test_init_in_a_subfolder_of_a_git_repo_ignores_what_dptool_writes_at_the_git_root(tmp_path):
+    """The git root is a parent folder and has no .gitignore: init creates it, with the project's paths, and a
+    bundle, a score or a gold model is ignored there (git's own check-ignore says so)."""
+    repo = tmp_path / "repo"
+    root = copy_fixture(repo / "analytics" / "subscriptions")
+    assert _git(repo, "init", "-q").returncode == 0
+    proc = cli("init", "--project-dir", str(root))
+    assert proc.returncode == 0, proc.stderr
+    assert not (root / ".gitignore").exists()
+    text = (repo / ".gitignore").read_text(encoding="utf-8")
+    assert text.startswith(IGNORE_HEADER) and "/analytics/subscriptions/bundle/\n" in text
+    line = next(line for line in proc.stdout.splitlines() if line.split()[:1] == ["../../.gitignore"])
+    assert line.split()[1] == "created" and "bundle/, answers.jsonl, score/" in line and str(repo) in line
+    written = ["bundle/warehouse.duckdb", "bundle/tasks.jsonl", "answers.jsonl", "score/report.md",
+               "runs/serve-1/answers.jsonl", "compare/compare.md", "models/dptool_gold/t_0001.sql",
+               "models/dptool_semantic/mrr.sql"]
+    for rel in written:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x", encoding="utf-8")
+    checked = _git(root, "check-ignore", *written)
+    assert checked.stdout.split() == written
+    assert _git(root, "check-ignore", "models/mrr.sql", "seeds/plans.csv").returncode == 1  # the project's own
+    again = cli("init", "--project-dir", str(root))
+    assert (repo / ".gitignore").read_text(encoding="utf-8") == text
+    assert "already set up: nothing changed" in again.stdout
+
+
+def test_init_creates_a_gitignore_where_none_exists(tmp_path):
+    root = copy_fixture(tmp_path / "project")
+    proc = cli("init", "--project-dir", str(root))
+    assert proc.returncode == 0, proc.stderr
+    assert (root / ".gitignore").read_text(encoding="utf-8").startswith(IGNORE_HEADER + "/bundle/\n")
+    assert any(line.split()[:2] == [".gitignore", "created"] and "(no git repo yet)" in line
+               for line in proc.stdout.splitlines())
+
+
+def test_init_keeps_the_patterns_an_earlier_init_wrote(project):
+    """A .gitignore of an earlier dptool (unanchored folder names) is not given them twice."""
+    (project / ".gitignore").write_text("models/dptool_gold/\nmodels/dptool_semantic\nbundle/\n", encoding="utf-8")
+    assert cli("init", "--project-dir", str(project)).returncode == 0
+    text = (project / ".gitignore").read_text(encoding="utf-8")
+    assert text.count("dptool_gold") == 1 and text.count("bundle/") == 1 and "/score/\n" in text

@@ -145,7 +145,7 @@ def test_a_run_json_with_epochs_that_are_not_a_count_is_one_error_line(run):
     (folder / "run.json").write_text(json.dumps({"bundle": fingerprint(bundle), "epochs": "2"}), encoding="utf-8")
     proc = run_cli("score", str(bundle), str(folder), "--out", str(folder / "score"))
     assert (proc.returncode, proc.stderr) == (1, f"error: {folder / 'run.json'}: epochs is \"2\"; expected a whole "
-                                                 "number from 1 (the attempts per task)\n")
+                                                 "number from 1 to 100 (the attempts per task)\n")
 
 
 def test_wilson_and_pass_hat_against_worked_values():

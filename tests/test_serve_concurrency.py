@@ -442,3 +442,23 @@ def test_open_attempts_past_the_bound_share_environments_and_every_call_still_la
         transcript = json.loads((out / "transcripts" / f"{handed[c]['task_id']}-1.json").read_text(encoding="utf-8"))
         assert [call["arguments"]["sql"] for call in transcript["calls"] if call["tool"] == "execute_sql"] == [
             f"SELECT '{c}' AS who, {r} AS r" for r in range(2)]
+
+
+def test_an_answer_holding_nan_is_refused_and_the_answers_file_stays_json(tmp_path):
+    # Python's json (the SDK's) reads a bare NaN; the SDK's client never sends one, a client of another language may
+    server = RawServer(tiny_bundle(tmp_path), tmp_path / "run")
+    try:
+        server.send(server.call(1, "next_task", {}))
+        handle = json.loads(server.reply(10)["result"]["content"][0]["text"])["attempt_id"]
+        server.send(server.call(2, "submit_answer", {"task_id": "pq_1", "answer": {"value": "NAN"},
+                                                     "attempt_id": handle}).replace('"NAN"', "NaN"))
+        nan = server.reply(10)["result"]
+        server.send(server.call(3, "submit_answer", {"task_id": "pq_1", "answer": {"value": 62.25},
+                                                     "attempt_id": handle}))
+        right = server.reply(10)["result"]
+    finally:
+        server.close()
+    assert nan["isError"] and "NaN or Infinity" in nan["content"][0]["text"], nan
+    assert not right["isError"], right
+    answer, = lines(tmp_path / "run" / "answers.jsonl")  # every line JSON: no bare NaN in it
+    assert answer["answer"] == {"value": 62.25}

@@ -84,7 +84,9 @@ def score_command(bundle, answers, out, against, shared_ids, selection):
         tasks = [t for t in tasks if t.get("tier") == RULE_TIER]
         if click.get_current_context().get_parameter_source("against") is click.core.ParameterSource.DEFAULT:
             against = "base" if ran["condition"] == "no-rule" else against
+    every = {t["task_id"] for t in tasks}
     tasks = check_bundle(given, bundle, selection.apply(tasks), shared_ids)
+    given.set_aside(every, {t["task_id"] for t in tasks})  # answers to tasks not selected are no strangers
     if not selection.everything:
         click.echo(f"selection: {selection.describe()}{' (as the run ran)' if ran else ''}: {len(tasks)} tasks")
     report = score(tasks, given, against=against)

@@ -177,7 +177,8 @@ def init(project_dir, dry_run):
     """Set up a dbt project for dptool: install the dptool dbt package, scaffold commented examples.
 
     Adds the dbt package shipped with this dptool to packages.yml (a `local:` package, its path relative to
-    the project), a selector `dptool_gold` to selectors.yml, dptool's generated folders to .gitignore, and new
+    the project), a selector `dptool_gold` to selectors.yml, what dptool writes by default (bundles, which hold
+    a copy of the data, answers, scores, runs, generated models) to the .gitignore of the git root, and new
     files with commented examples of every declaration. The gold models `dptool generate` writes are disabled
     unless the dbt var dptool_gold is true: no dbt command of yours builds them, whatever it selects. Never
     rewrites a file of yours: what it cannot add, it says in a note (a generate_schema_name of yours). Running
@@ -193,8 +194,8 @@ def init(project_dir, dry_run):
         click.echo(change.line(dry_run))
     if dry_run:
         for change in changes:
-            if change.action in ("append", "update") or (change.action == "create" and change.path in (
-                    "packages.yml", "dependencies.yml", "selectors.yml")):
+            if change.action in ("append", "update") or (change.action == "create" and (change.path in (
+                    "packages.yml", "dependencies.yml", "selectors.yml") or change.path.endswith(".gitignore"))):
                 click.echo(f"\n--- {change.path} ({'lines added' if change.action == 'append' else 'new text'})")
                 click.echo(change.text.rstrip("\n"))
         click.echo("\ndry run: nothing was written")

@@ -12,7 +12,6 @@ ranking: what the run above gets right that the run below does not, and the othe
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -22,6 +21,7 @@ from dptool.errors import DptoolError
 from dptool.evaluate.failures import RULES_NOT_APPLIED, TRUNCATED
 from dptool.evaluate.report import CSS, GROUPS, hbar_chart, interval, pct
 from dptool.evaluate.score import load_run, score
+from dptool.jsontext import dumps
 from dptool.outdir import write_files
 
 NAMED = (RULES_NOT_APPLIED, TRUNCATED)  # the failures the benchmark exists to find: a column of their own
@@ -265,6 +265,6 @@ COMPARE_FILES = ("compare.json", "compare.md", "compare.html")
 def write_compare(result: dict, out: str | Path) -> list[Path]:
     """Write compare.json, compare.md and compare.html into `out`; byte-stable for the same runs. Written as
     dptool.outdir writes files: a file of the user's there is refused, never overwritten."""
-    files = {"compare.json": json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+    files = {"compare.json": dumps(result, levels=8) + "\n",
              "compare.md": markdown(result), "compare.html": html(result)}
     return write_files(out, files)

@@ -27,7 +27,7 @@ def import_log(log: Path, out: Path, allow_incomplete: bool = False) -> str:
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise DptoolError("dptool inspect-import needs inspect-ai: pip install 'dptool[inspect]'") from None
+        raise DptoolError("dptool inspect-import needs inspect-ai: pip install 'dbt-dptool[inspect]'") from None
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise DptoolError(f"{out}: exists and is not an empty folder; choose a new --out")
     try:

@@ -1,4 +1,4 @@
-"""dptool's benchmark as an inspect-ai task (`pip install 'dptool[inspect]'`), for any model inspect can call.
+"""dptool's benchmark as an inspect-ai task (`pip install 'dbt-dptool[inspect]'`), for any model inspect can call.
 
     inspect eval dptool/benchmark -T bundle=BUNDLE --model openai/gpt-4o [-T type=ranking -T sample=50] --epochs 3
 

@@ -11,7 +11,9 @@ import math
 TIMEOUT = (0.01, 3600.0)  # seconds a run_sql query may take
 MEMORY_MB = (64, 1_048_576)  # megabytes a run_sql query may use
 MAX_ROWS = (1, 10_000)  # rows run_sql returns at most (its output is cut at 20,000 characters anyway)
-EPOCHS = (1, 100)  # attempts per task (a run's to-do list holds epochs × tasks: 10^20 of them fill the memory)
+# attempts per task: `--epochs`, a run.json's epochs, an answers file's "attempt" (a run's to-do list and a score's
+# table hold epochs × tasks: an attempt of 3,000,000 on one line filled the memory)
+EPOCHS = (1, 100)
 
 
 def out_of_range(name: str, value, bounds: tuple) -> str | None:

@@ -8,6 +8,7 @@ from html import escape
 from pathlib import Path
 
 from dptool.evaluate.score import TIERS
+from dptool.jsontext import dumps, plain
 from dptool.outdir import write_files
 
 GROUPS = (("by_analysis_type", "By analysis type"), ("by_tier", "By tier"), ("by_rule_type", "By rule type"),
@@ -26,8 +27,8 @@ REPORT_FILES = ("score.json", "score.md", "report.html")
 def write_reports(report: dict, out: str | Path, title: str) -> list[Path]:
     """Write score.json, score.md and report.html into `out`; byte-stable for the same report. Each is written as
     dptool.outdir writes files: a report of the user's there is refused, never overwritten."""
-    files = {"score.json": json.dumps({"title": title, **report}, indent=2, sort_keys=True, ensure_ascii=False)
-             + "\n", "score.md": markdown(report, title), "report.html": html(report, title)}
+    files = {"score.json": dumps({"title": title, **report}, levels=4) + "\n", "score.md": markdown(report, title),
+             "report.html": html(report, title)}
     return write_files(out, files)
 
 
@@ -292,7 +293,7 @@ def _wrong_answer(r: dict, against: str) -> str:
 
 
 def _shown(value) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True)
+    text = value if isinstance(value, str) else json.dumps(plain(value), ensure_ascii=False, indent=1, sort_keys=True)
     if len(text) <= SHOWN_CHARS:
         return text
     return text[:SHOWN_CHARS] + f"… ({len(text) - SHOWN_CHARS:,} characters more in score.json)"

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dptool.errors import DptoolError
+from dptool.names import file_name
 
 LEDGER = "attempts.jsonl"
 OUTSIDE = "outside-tasks.jsonl"
@@ -145,7 +146,8 @@ class Claim:
 
     @property
     def name(self) -> str:
-        return f"{self.task_id}-{self.attempt}"
+        """The attempt's file stem in transcripts/: the task id as a file name that stays in its folder."""
+        return f"{file_name(self.task_id)}-{self.attempt}"
 
 
 class Ledger:

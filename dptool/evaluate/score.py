@@ -4,15 +4,13 @@ pass^k and why answers were wrong, overall and by group (DESIGN §4)."""
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from dptool.answers import DuplicateKeys, Malformed, compare, read_json
+from dptool.answers import compare
 from dptool.bundle import fingerprint, short
 from dptool.errors import DptoolError
+from dptool.evaluate.answers_file import STATS, Answers, load_answers, load_run  # noqa: F401 - importable from here too
 from dptool.evaluate.failures import failure_class
 from dptool.evaluate.intervals import pass_hat, wilson
 
@@ -33,130 +31,6 @@ def load_tasks(bundle: str | Path) -> list[dict]:
             except json.JSONDecodeError as exc:
                 raise DptoolError(f"{path}:{i}: not JSON ({exc.msg})") from None
     return tasks
-
-
-STATS = ("seconds", "tool_calls", "sql_errors", "prompt_tokens", "completion_tokens")  # of one attempt, where known
-
-
-@dataclass
-class Answers:
-    """Answers by task id and attempt (the last line of a (task, attempt) counts), what was wrong with the file,
-    and the fingerprints of the bundles its records say they were made on (dptool.bundle).
-
-    `by_task` holds attempt 1 (a record without "attempt" is attempt 1), `later` the attempts after it by
-    (task id, attempt); `stats` what a record says of its attempt (seconds, tool calls, SQL errors, tokens);
-    `epochs` the attempts per task the run's run.json asks for (None: as many as the answers hold).
-    """
-
-    by_task: dict[str, Any]
-    problems: list[str]
-    bundles: set[str] = field(default_factory=set)
-    path: Path | None = None
-    later: dict[tuple[str, int], Any] = field(default_factory=dict)
-    stats: dict[tuple[str, int], dict] = field(default_factory=dict)
-    run: dict = field(default_factory=dict)  # a run folder's run.json: its selection and condition
-    epochs: int | None = None
-
-    def has(self, task_id: str, attempt: int) -> bool:
-        return task_id in self.by_task if attempt == 1 else (task_id, attempt) in self.later
-
-    def answer(self, task_id: str, attempt: int) -> Any:
-        return self.by_task.get(task_id) if attempt == 1 else self.later.get((task_id, attempt))
-
-    def task_ids(self) -> set[str]:
-        return set(self.by_task) | {task_id for task_id, _ in self.later}
-
-    def attempts_held(self) -> int:
-        """The highest attempt number the answers hold (0 when they hold none)."""
-        return max((a for _, a in self.later), default=1 if self.by_task else 0)
-
-    def only(self, task_ids: set[str]) -> None:
-        """Keep the answers of these tasks alone."""
-        self.by_task = {k: v for k, v in self.by_task.items() if k in task_ids}
-        self.later = {k: v for k, v in self.later.items() if k[0] in task_ids}
-
-
-def _attempt(record: dict) -> int | None:
-    attempt = record.get("attempt", 1)
-    return attempt if isinstance(attempt, int) and not isinstance(attempt, bool) and attempt >= 1 else None
-
-
-def _stats(record: dict) -> dict:
-    return {k: record[k] for k in STATS if isinstance(record.get(k), int | float) and not isinstance(record[k], bool)
-            and math.isfinite(record[k]) and record[k] >= 0}
-
-
-def load_answers(path: str | Path) -> Answers:
-    """Read an answers JSONL file: {"task_id": ..., "attempt": 1-based (absent: 1), "answer": JSON or text,
-    "transcript": optional, and optional stats: seconds, tool_calls, sql_errors, prompt_tokens, completion_tokens}.
-
-    A byte order mark is no part of the first line. A key twice in any object of an answer makes that answer
-    malformed, and "answer" twice in a record too: json's last-wins would pick one of two claims.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise DptoolError(f"{path}: answers file not found")
-    answers = Answers({}, [], set(), path)
-    with open(path, encoding="utf-8-sig", errors="replace") as f:
-        for i, line in enumerate(f, 1):
-            line = line.lstrip("\ufeff")  # a file glued from several, each with its mark
-            if not line.strip():
-                continue
-            try:
-                record = read_json(line)
-            except (ValueError, RecursionError):
-                answers.problems.append(f"line {i}: not JSON")
-                continue
-            twice = record.keys_twice if isinstance(record, DuplicateKeys) else ()
-            if "task_id" in twice or "attempt" in twice:
-                answers.problems.append(f"line {i}: the key {'task_id' if 'task_id' in twice else 'attempt'!r} twice")
-                continue
-            if not isinstance(record, dict) or not isinstance(record.get("task_id"), str):
-                answers.problems.append(f"line {i}: no task_id")
-                continue
-            task_id, answer, attempt = record["task_id"], record.get("answer"), _attempt(record)
-            if attempt is None:
-                answers.problems.append(f"line {i}: attempt {json.dumps(record.get('attempt'))} is not a whole "
-                                        "number from 1 (the line is not scored)")
-                continue
-            if isinstance(record.get("bundle"), str):
-                answers.bundles.add(record["bundle"])
-            if "answer" in twice:
-                answers.problems.append(f"line {i}: the key 'answer' twice (the answer is malformed)")
-                answer = Malformed("malformed answer: the key 'answer' twice in its record")
-            if answers.has(task_id, attempt):
-                which = "" if attempt == 1 else f", attempt {attempt}"
-                answers.problems.append(f"line {i}: a second answer for {task_id}{which} (the last one counts)")
-            if attempt == 1:
-                answers.by_task[task_id] = answer
-            else:
-                answers.later[(task_id, attempt)] = answer
-            answers.stats[(task_id, attempt)] = _stats(record)
-    return answers
-
-
-def load_run(path: str | Path) -> Answers:
-    """An answers file, or a run folder (its answers.jsonl, and run.json's bundle fingerprint and epochs)."""
-    path = Path(path)
-    if not path.is_dir():
-        return load_answers(path)
-    answers = load_answers(path / "answers.jsonl")
-    run = path / "run.json"
-    if run.is_file():
-        try:
-            settings = json.loads(run.read_text(encoding="utf-8"))
-        except ValueError:
-            raise DptoolError(f"{run}: not JSON; it is the run's settings, written by dptool") from None
-        answers.run = settings if isinstance(settings, dict) else {}
-        fp = settings.get("bundle") or settings.get("tasks_sha256")
-        if isinstance(fp, str) and fp:
-            answers.bundles.add(fp)
-        epochs = settings.get("epochs", 1)
-        if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
-            raise DptoolError(f"{run}: epochs is {json.dumps(epochs)}; expected a whole number from 1 (the attempts "
-                              "per task)")
-        answers.epochs = epochs
-    return answers
 
 
 def check_bundle(answers: Answers, bundle: str | Path, tasks: list[dict], shared_ids: bool) -> list[dict]:

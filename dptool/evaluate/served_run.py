@@ -27,6 +27,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from dptool.answers import holds_non_finite
 from dptool.bundle import fingerprint
 from dptool.errors import DptoolError
 from dptool.evaluate import limits as limits_module
@@ -301,6 +302,8 @@ class ServedRun:
         if "answer" not in arguments:
             return failed("submit_answer needs the argument 'answer'"), claim
         answer = arguments["answer"]
+        if holds_non_finite(answer):  # the MCP SDK reads a bare NaN; answers.jsonl would then not be JSON
+            return failed("the answer holds NaN or Infinity, which JSON cannot carry: give a number, or null"), claim
         size = len(answer) if isinstance(answer, str) else len(json.dumps(answer, ensure_ascii=False))
         if size > MAX_ANSWER_CHARS:
             return failed(f"the answer is {size:,} characters, at most {MAX_ANSWER_CHARS:,}"), claim

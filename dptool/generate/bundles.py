@@ -4,12 +4,14 @@ from the project, not only the last one.
 A gold model is named by its task's content id (dptool.generate.ids), so two bundles asking one question share
 its model. The folder's `dptool_bundles.json` lists the bundles its models serve; generate writes the models of
 its own bundle and keeps those of each other listed bundle that still exists and was made from this project. A
-bundle's models go when it is regenerated without them, or when it is gone.
+bundle's models go when it is regenerated without them, or when it is gone. The list holds paths relative to the
+project, never this machine's absolute paths (the folder may be tracked, and clones live elsewhere).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from dptool.bundle import read_record
@@ -34,7 +36,7 @@ def served_elsewhere(folder: Path, out: Path, project_dir: Path, project_name: s
     out = out.resolve()
     served = {}
     for listed_path in listed(folder):
-        path = Path(listed_path)
+        path = project_dir / listed_path  # relative to the project (an absolute path, as older lists held, stays)
         if path.resolve() == out or not (path / "tasks.jsonl").is_file():
             continue
         try:
@@ -58,9 +60,10 @@ def served_elsewhere(folder: Path, out: Path, project_dir: Path, project_name: s
     return served
 
 
-def write_list(folder: Path, bundles: list[str]) -> None:
-    """Write the list of bundles the models in `folder` serve."""
-    text = json.dumps({"bundles": sorted(set(bundles)),
+def write_list(folder: Path, bundles: list[str], project_dir: Path) -> None:
+    """Write the list of bundles the models in `folder` serve, as paths relative to `project_dir`."""
+    relative = {Path(os.path.relpath(Path(b).resolve(), project_dir.resolve())).as_posix() for b in bundles}
+    text = json.dumps({"bundles": sorted(relative),
                        "note": "written by `dptool generate`: the bundles whose gold models this folder holds"},
                       indent=2, sort_keys=True) + "\n"
     (folder / REGISTRY).write_text(text, encoding="utf-8")

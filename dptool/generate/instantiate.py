@@ -12,6 +12,7 @@ from dptool.generate.ids import Ids, candidate_key
 from dptool.generate.profile import DimensionProfile, data_span
 from dptool.generate.sample import Skeleton
 from dptool.project.catalog import Catalog, Dimension
+from dptool.sql import column as sql_column
 from dptool.sql import equals, in_window, literal
 
 MIN_WINDOW_SHARE = 0.03  # a window must hold this share of the dimension's rows
@@ -92,26 +93,26 @@ def windows(profile: DimensionProfile, span: tuple[tuple[int, int], tuple[int, i
     return out
 
 
-def window_predicates(column: str, window: Window, encoding: str, dialect: str) -> list[str]:
+def window_predicates(column: str, window: Window, encoding: str, dialect: str, quote: bool = False) -> list[str]:
     """`start <= column < end` for a timestamp column or a YYMMDD integer column."""
     if encoding == "yymmdd":
         def code(d: date) -> int:
             return (d.year % 100) * 10000 + d.month * 100 + d.day
 
         # the last day, inclusive: the day after a window ending with 1999 would be coded 000101
-        col = exp.column(column)
+        col = sql_column(column, quote)
         last = window.end - timedelta(days=1)
         return [exp.GTE(this=col.copy(), expression=literal(code(window.start))).sql(dialect),
                 exp.LTE(this=col.copy(), expression=literal(code(last))).sql(dialect)]
-    return in_window(column, window.start, window.end, dialect)
+    return in_window(column, window.start, window.end, dialect, quote)
 
 
-def period_expression(column: str, encoding: str, dialect: str) -> str:
+def period_expression(column: str, encoding: str, dialect: str, quote: bool = False) -> str:
     """The month of a time column, as a Jinja expression for the gold model (cross-database)."""
     if encoding == "yymmdd":
-        sql = exp.Floor(this=exp.Div(this=exp.column(column), expression=exp.Literal.number(100))).sql(dialect)
+        sql = exp.Floor(this=exp.Div(this=sql_column(column, quote), expression=exp.Literal.number(100))).sql(dialect)
         return _jinja_string(sql)
-    return f"dbt.date_trunc('month', {_jinja_string(exp.column(column).sql(dialect))})"
+    return f"dbt.date_trunc('month', {_jinja_string(sql_column(column, quote).sql(dialect))})"
 
 
 def _jinja_string(text: str) -> str:
@@ -204,7 +205,7 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
                 return None
         if pool:
             window = rng.choice(pool)
-            where += window_predicates(time[0].column, window, encoding, dialect)
+            where += window_predicates(time[0].column, window, encoding, dialect, time[0].quote)
             slice_["window"] = {"start": window.start.isoformat(), "end": window.end.isoformat(),
                                 "label": window.label}
 
@@ -222,7 +223,7 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     if analysis_type == "trend_analysis":
         if dim.kind != "temporal":
             return None
-        return make("series", period=period_expression(dim.column, encoding, dialect))
+        return make("series", period=period_expression(dim.column, encoding, dialect, dim.quote))
     if analysis_type == "ranking":
         if dim.kind == "temporal" or profile.distinct < 3:
             return None
@@ -252,7 +253,8 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
                      _both(_per_value(probe.has_value if probe else None, window), big), big)
         if pair is None:
             return None
-        where.append(exp.In(this=exp.column(dim.column), expressions=[literal(v) for v in pair]).sql(dialect))
+        values = [literal(v) for v in pair]
+        where.append(exp.In(this=sql_column(dim.column, dim.quote), expressions=values).sql(dialect))
         slice_["groups"] = list(pair)
         return make("stats" if analysis_type == "significance_testing" else "grouped", [dim.column])
     # point query, threshold crossing, counterfactual: one value of one slice
@@ -263,7 +265,7 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
                                    else (lambda value: True)))
         if value is None:
             return None
-        where.append(equals(dim.column, value, dialect))
+        where.append(equals(dim.column, value, dialect, dim.quote))
         slice_[dim.column] = value
     if analysis_type == "counterfactual":
         if not skeleton.rules:

@@ -66,7 +66,9 @@ def model_sql(c: Candidate, catalog: Catalog | None = None) -> str:
     """
     config = ("{{ config(" + ENABLED + "materialized='table', schema='" + GOLD_SCHEMA + "', tags=['" + GOLD_TAG
               + "'], group='" + GOLD_GROUP + "', docs={'show': false}) }}\n")
-    return HEADER + config + gold_call(c, catalog) + "\n" + lineage_sql(c.metric, applied_rules(c))
+    # a rule that cannot run while dbt parses stays out of the lineage: the project must still parse
+    rules = [r for r in applied_rules(c) if catalog is None or r not in catalog.rules or catalog.rules[r].parses]
+    return HEADER + config + gold_call(c, catalog) + "\n" + lineage_sql(c.metric, rules)
 
 
 def compile_text(c: Candidate, catalog: Catalog | None = None) -> str:
@@ -363,7 +365,7 @@ def write_models(project: DbtProject, candidates: list[Candidate], catalog: Cata
                 kept.append(entries.pop(task_id))  # popped: a model two other bundles share is kept once
     write_properties(project, candidates, catalog, questions, kept=sorted(kept, key=lambda e: e["name"]))
     if out is not None:
-        write_list(folder, [str(out), *bundles])
+        write_list(folder, [str(out), *bundles], project.project_dir)
     return written
 
 

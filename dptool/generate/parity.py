@@ -127,7 +127,7 @@ def check_parity(project: DbtProject, catalog: Catalog, connection: Connection,
         parity.skipped = "no metric from the dbt semantic layer"
         return parity
     if not available():
-        parity.skipped = "the metricflow package is not installed: pip install 'dptool[metricflow]'"
+        parity.skipped = "the metricflow package is not installed: pip install 'dbt-dptool[metricflow]'"
         return parity
     path = project.target_dir / SEMANTIC_MANIFEST
     if not path.is_file():

@@ -69,7 +69,8 @@ def probe_sql(skeleton: Skeleton, catalog: Catalog, profiles: dict[str, Dimensio
     if temporal is not None:
         args.append(f"group_by={jinja_literal(group_by)}")
         args.append("shape='series'")
-        args.append(f"period={period_expression(temporal.column, profiles[temporal.id].encoding, dialect)}")
+        period = period_expression(temporal.column, profiles[temporal.id].encoding, dialect, temporal.quote)
+        args.append(f"period={period}")
     else:
         args.append(f"group_by={jinja_literal(group_by)}")
         args.append("shape='grouped'" if group_by else "shape='value'")

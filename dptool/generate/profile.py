@@ -13,6 +13,7 @@ from sqlglot import exp
 from dptool.errors import DptoolError
 from dptool.project.catalog import Catalog, Metric
 from dptool.project.warehouse import Warehouse
+from dptool.sql import column as sql_column
 
 TOP_VALUES = 25
 
@@ -41,7 +42,7 @@ def profile_dimensions(catalog: Catalog, warehouse: Warehouse) -> dict[str, Dime
             raise DptoolError(f"{dim.where or dim.table}: columns.{dim.column}.meta.dptool.dimension: "
                               f"{catalog.tables[dim.table].name} has no column {dim.column!r} (its columns: "
                               f"{', '.join(columns[dim.table][:12])}{', ...' if len(columns[dim.table]) > 12 else ''})")
-        col = exp.column(dim.column)
+        col = sql_column(dim.column, dim.quote)
         distinct_sql = exp.select(exp.func("count", exp.Distinct(expressions=[col]))).from_(table)
         distinct = warehouse.query(distinct_sql.sql(dialect))[1][0][0]
         not_null = col.copy().is_(exp.null()).not_()
@@ -142,13 +143,14 @@ def unmatched_conditions(catalog: Catalog, warehouse: Warehouse, manifest: dict)
             found, seen = False, []
             for dim in sorted(dims, key=lambda d: d.table):
                 table = sqlglot.to_table(catalog.tables[dim.table].relation_name, dialect=dialect)
-                text = exp.cast(exp.column(column), exp.DataType.build("text"))
+                text = exp.cast(sql_column(column, dim.quote), exp.DataType.build("text"))
                 sql = exp.select(exp.func("count", exp.Star())).from_(table).where(text.eq(exp.Literal.string(value)))
                 if warehouse.query(sql.sql(dialect))[1][0][0]:
                     found = True
                     break
-                top = exp.select(exp.column(column)).from_(table).where(exp.column(column).is_(exp.null()).not_()) \
-                    .group_by(exp.column(column)).order_by(exp.column(column)).limit(6)
+                col = sql_column(column, dim.quote)
+                top = exp.select(col.copy()).from_(table).where(col.copy().is_(exp.null()).not_()) \
+                    .group_by(col.copy()).order_by(col.copy()).limit(6)
                 seen += [str(plain(v)) for (v,) in warehouse.query(top.sql(dialect))[1]]
             if not found:
                 node = macros.get(rule.unique_id) or {}

@@ -110,6 +110,8 @@ def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Cal
             except NodeFailed as exc:
                 # dbt stops at the first failing node: what it compiled before is read from target/compiled/
                 failed = {uid.rsplit(".", 1)[-1]: m for uid, m in exc.failed.items()}
+                for message in failed.values():
+                    refuse_broken_rule(message)
                 succeeded = {uid.rsplit(".", 1)[-1]: uid.split(".")[1] for uid in exc.succeeded}
                 if not failed.keys() & batches.keys():
                     raise
@@ -133,6 +135,7 @@ def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Cal
                 result = by_name.get(batch)
                 if result is None or result.status != "success" or not result.compiled_code:
                     reason = (result.message or result.status) if result is not None else "not compiled"
+                    refuse_broken_rule(reason)
                     out.update({n: Compiled(error=" ".join(reason.split())) for n in names})
                     if on_batch_done:
                         on_batch_done(len(names))
@@ -141,6 +144,18 @@ def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Cal
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return {n: out[n] for n in texts}
+
+
+# what dptool.build_metric_spec raises for a rule macro that returns something other than the spec
+_BROKEN_RULE = re.compile(r"dptool: (rule macro 'rule__\w+' returned .*?\{\{ return\(q\) \}\})", re.DOTALL)
+
+
+def refuse_broken_rule(message: str) -> None:
+    """A rule macro that returns something other than the query spec is the project's error, not a task's: every
+    text using it fails alike, so the run stops on it, in one line naming the macro."""
+    found = _BROKEN_RULE.search(message or "")
+    if found:
+        raise DptoolError(" ".join(found.group(1).split()))
 
 
 def _batch_text(texts: list[str], nonce: str, plain: bool) -> str:

@@ -40,6 +40,7 @@ class Dimension:
     kind: str
     label: str
     where: str = field(default="", compare=False)  # the properties file and node that declare it, for errors
+    quote: bool = field(default=False, compare=False)  # the column declares `quote: true` (dptool.sql.column)
 
     @property
     def id(self) -> str:
@@ -88,6 +89,9 @@ class Rule:
     applies_when: dict[str, str]
     modifies: tuple[str, ...]
     document: str
+    # whether the macro can run while dbt parses (no graph, no query results then): gold models call each rule
+    # at parse time for dbt docs' lineage, and one that cannot run there would break the project's `dbt parse`
+    parses: bool = True
 
 
 @dataclass
@@ -213,7 +217,7 @@ def load_catalog(manifest: dict, manifest_path: str = "manifest.json",
     docs = manifest.get("docs", {})
     for uid, macro in sorted(manifest.get("macros", {}).items()):
         if "rule" in _dptool(macro):
-            _load_rule(catalog, uid, macro, docs, rule_documents or {})
+            _load_rule(catalog, uid, macro, docs, rule_documents or {}, manifest.get("macros", {}))
     _check_references(catalog, manifest, manifest_path)
     _check_labels(catalog, manifest)
     _load_conventions(catalog, docs)
@@ -303,7 +307,7 @@ def _load_table(catalog: Catalog, uid: str, node: dict, project: str) -> None:
                 f"expected one of {', '.join(DIMENSION_KINDS)}"
             )
         label = _dptool(col).get("label") or col_name.replace("_", " ")
-        dim = Dimension(uid, col_name, kind, label, _where(node))
+        dim = Dimension(uid, col_name, kind, label, _where(node), quote=col.get("quote") is True)
         catalog.dimensions[dim.id] = dim
 
 
@@ -535,7 +539,29 @@ CALENDAR_DAYS = ("whole calendar days between two dates: the difference of their
                  "ignored (an order placed at 23:50 and delivered at 00:10 the next day took 1 day)")
 
 
-def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict, documents: dict[str, str]) -> None:
+# what a macro reads that dbt fills only when it executes: the graph, query results
+_EXECUTE_ONLY = re.compile(r"\bgraph\s*[.\[]|\b(run_query|load_result)\s*\(|\bcall\s+statement\b")
+_JINJA_COMMENT = re.compile(r"\{#.*?#\}", re.DOTALL)
+
+
+def parses(uid: str, macros: dict) -> bool:
+    """Whether macro `uid`, and every macro it calls (depends_on, transitively), reads nothing dbt fills only when
+    it executes; a guard `{% if execute %}` is not read, so a guarded macro is taken as one that does not parse."""
+    seen, todo = set(), [uid]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        macro = macros.get(current) or {}
+        if _EXECUTE_ONLY.search(_JINJA_COMMENT.sub("", macro.get("macro_sql") or "")):
+            return False
+        todo += (macro.get("depends_on") or {}).get("macros") or []
+    return True
+
+
+def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict, documents: dict[str, str],
+               macros: dict) -> None:
     where = _where(macro)
     name = macro["name"]
     if not name.startswith("rule__"):
@@ -573,6 +599,7 @@ def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict, documents: d
         applies_when={str(k): str(v) for k, v in applies_when.items()},
         modifies=tuple(modifies),
         document=document,
+        parses=parses(uid, macros),
     )
 
 

@@ -20,7 +20,13 @@ import dptool
 from dptool.errors import DptoolError
 from dptool.project.dbt import GOLD_VAR
 
-GENERATED = ("models/dptool_gold/", "models/dptool_semantic/")
+# what dptool writes into a project by default, relative to it: bundles (a bundle's warehouse.duckdb is a copy of
+# the data), answers, scores, runs and comparisons (they quote the data), and the generated models. Data products
+# (`dp create`, `dp export`) are the user's to keep, so they are not here.
+OUTPUTS = ("bundle/", "answers.jsonl", "score/", "runs/", "compare/", "dp_bench/")
+GENERATED = ("models/dptool_gold/", "models/dptool_semantic/", "models/dptool_batch/", "models/dptool_ablation/")
+IGNORED = OUTPUTS + GENERATED
+IGNORE_HEADER = "# written by dptool (a bundle holds a copy of the data): `dptool init` added these\n"
 GOLD = "dptool_gold"  # the gold models' tag, group, custom schema and selector
 # the line that keeps gold models in their schema whatever else a project's generate_schema_name does
 SCHEMA_LINE = "{%- if custom_schema_name == 'dptool_gold' %}{{ return('dptool_gold') }}{% endif -%}"
@@ -288,16 +294,41 @@ def _indent(text: str, prefix: str) -> str:
     return "".join(prefix + line if line.strip() else line for line in text.splitlines(keepends=True))
 
 
+def git_root(root: Path) -> Path | None:
+    """The git work tree holding `root` (the nearest folder up with a .git), None outside one."""
+    for folder in (root, *root.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def _patterns(path: Path) -> set[str]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return {line.strip().lstrip("/").rstrip("/") for line in lines if line.strip() and not line.startswith("#")}
+
+
 def _gitignore_change(root: Path) -> Change:
-    path = root / ".gitignore"
-    if not path.exists():
-        return Change(".gitignore", "skip", "none here; dptool's own folders are " + ", ".join(GENERATED))
-    have = {line.strip() for line in path.read_text(encoding="utf-8").splitlines()}
-    missing = [g for g in GENERATED if g not in have and g.rstrip("/") not in have]
+    """Ignore what dptool writes, in the .gitignore of the git root (the project's own folder outside git), with
+    paths relative to it: one `git add .` must not commit a copy of the data."""
+    repo = git_root(root)
+    top = repo or root
+    prefix = root.relative_to(top).as_posix() if top != root else ""
+    path = top / ".gitignore"
+    rel = Path(os.path.relpath(path, root)).as_posix()
+    # a pattern of the project's own .gitignore ignores it too (an earlier init wrote them there)
+    have = _patterns(path) | {f"{prefix}/{p}" if prefix else p for p in _patterns(root / ".gitignore")}
+    wanted = [(g, f"{prefix}/{g}" if prefix else g) for g in IGNORED]
+    missing = [(g, p) for g, p in wanted if p.rstrip("/") not in have]
+    where = f" (the git root{'' if top == root else ' ' + str(top)})" if repo else " (no git repo yet)"
     if not missing:
-        return Change(".gitignore", "ok", "ignores " + ", ".join(GENERATED))
-    return Change(".gitignore", "append", ", ".join(missing),
-                  "# written by `dptool generate`\n" + "".join(f"{g}\n" for g in missing))
+        return Change(rel, "ok", "ignores what dptool writes: " + ", ".join(IGNORED))
+    # anchored: `/bundle/` is the project's bundle, not any folder of that name
+    lines = "".join(f"/{p}\n" for _, p in missing)
+    action = "append" if path.exists() else "create"
+    return Change(rel, action, ", ".join(g for g, _ in missing) + where, IGNORE_HEADER + lines)
 
 
 # --- the examples ---------------------------------------------------------------------------------------------

@@ -30,7 +30,11 @@
       {{ exceptions.raise_compiler_error("dptool: rule macro 'rule__" ~ rule_id ~ "' not found (used by metric '" ~ metric ~ "')") }}
     {%- endif -%}
     {%- set changed = rule_macro(metric, state.q) -%}
-    {%- if changed is mapping -%}{%- set state.q = changed -%}{%- endif -%}
+    {%- if changed is mapping -%}{%- set state.q = changed -%}
+    {#- nothing returned (the macro rendered only whitespace) is a rule that changed q in place -#}
+    {%- elif changed is not none and (changed is not string or changed | trim) -%}
+      {{ exceptions.raise_compiler_error("dptool: rule macro 'rule__" ~ rule_id ~ "' returned " ~ dptool.describe_value(changed) ~ ", not the query spec q (metric '" ~ metric ~ "'); a rule changes q and returns it: {{ return(q) }}") }}
+    {%- endif -%}
     {%- do dptool.check_slice_kept(metric, rule_id, state.q, {'where': where, 'having': having, 'group_by': group_by}) -%}
   {%- endfor -%}
   {%- set q = state.q -%}
@@ -84,4 +88,15 @@
       {{ exceptions.raise_compiler_error("dptool: rule macro 'rule__" ~ rule_id ~ "' removed " ~ key ~ " `" ~ item ~ "` of metric '" ~ metric ~ "' (the question's slice); a rule adds to q." ~ key ~ " (q." ~ key ~ ".append(...)) and keeps what the caller put there") }}
     {%- endfor -%}
   {%- endfor -%}
+{% endmacro %}
+
+{#- describe_value(value) -> what a value is, shortly, for an error: a string's first words, a list, a number -#}
+{% macro describe_value(value) %}
+  {%- if value is string -%}
+    {%- set text = value | trim | replace('\n', ' ') -%}
+    {{ return("the text '" ~ (text[:60] ~ ('...' if text | length > 60 else '')) ~ "'") }}
+  {%- elif value is mapping -%}{{ return('a mapping') }}
+  {%- elif value is iterable -%}{{ return('a list') }}
+  {%- else -%}{{ return("the value '" ~ value ~ "'") }}
+  {%- endif -%}
 {% endmacro %}

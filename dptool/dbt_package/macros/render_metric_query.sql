@@ -11,7 +11,8 @@
   A composite's spec (dptool.build_metric_spec) renders as its inputs' queries joined per group.
 -#}
 {% macro render_metric_query(q, shape='value', k=none) %}
-  {%- set groups = q.group_by -%}
+  {%- set groups = [] -%}
+  {%- for g in q.group_by -%}{%- do groups.append(dptool.quote_column(q.metric, g)) -%}{%- endfor -%}
   {%- if q.inputs -%}
     {%- set body = dptool.render_composite_body(q, shape) -%}
   {%- else -%}
@@ -47,7 +48,7 @@
     {%- if q.columns -%}
       (select
       {%- for col in q.source_columns %}
-        {% if col in q.columns %}{{ q.columns[col] }} as {{ col }}{% else %}{{ col }}{% endif %}{{ "," if not loop.last }}
+        {% if col in q.columns %}{{ q.columns[col] }} as {% endif %}{{ dptool.quote_column(q.metric, col) }}{{ "," if not loop.last }}
       {%- endfor %}
       from {{ q.relation }})
     {%- else -%}
@@ -66,6 +67,7 @@
     {%- do group_exprs.append(q.period) -%}
   {%- endif -%}
   {%- for g in q.group_by -%}
+    {%- set g = dptool.quote_column(q.metric, g) -%}
     {%- do items.append(g) -%}
     {%- do group_exprs.append(g) -%}
   {%- endfor -%}
@@ -104,7 +106,8 @@
   {%- if shape == 'stats' -%}
     {{ exceptions.raise_compiler_error("dptool: metric '" ~ q.metric ~ "' is a composite; a significance test needs avg(<measure>) over one metric's rows") }}
   {%- endif -%}
-  {%- set keys = (['period'] if q.period else []) + q.group_by -%}
+  {%- set keys = ['period'] if q.period else [] -%}
+  {%- for g in q.group_by -%}{%- do keys.append(dptool.quote_column(q.metric, g)) -%}{%- endfor -%}
   {%- set body -%}
     select
       {%- for key in keys %}

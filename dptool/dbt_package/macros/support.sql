@@ -43,7 +43,8 @@
       ~ ("'" ~ column.name ~ "'" if column.name else "cast(null as " ~ dbt.type_string() ~ ")") ~ " as support_entity, "
       ~ rows ~ " as support_min_rows, " ~ entities ~ " as support_min_entities, "
       ~ "count(*) as support_rows, "
-      ~ ("count(distinct " ~ column.name ~ ")" if column.name else "count(*)") ~ " as support_entities, "
+      ~ ("count(distinct " ~ dptool.quote_column(q.metric, column.name) ~ ")" if column.name else "count(*)")
+      ~ " as support_entities, "
       ~ "case when " ~ kept ~ " then 1 else 0 end" -%}
   {%- set spec = {} -%}
   {%- do spec.update(q) -%}
