@@ -79,3 +79,14 @@ def test_serve_answers_initialize_and_lists_its_tools_before_importing_anything_
     loaded = _imported(log.read_text(encoding="utf-8"))
     assert "mcp" in loaded and "dptool" in loaded  # -X importtime did report
     assert sorted(loaded & set(HEAVY)) == []
+
+
+def test_a_warehouse_that_is_no_duckdb_file_is_refused_at_start_in_one_line(tmp_path):
+    """The server opens the warehouse in the background; what is no DuckDB file at all is still said at start."""
+    bundle = write_bundle(tmp_path / "bundle")
+    (bundle / "warehouse.duckdb").write_bytes(b"this is no database\n" * 100)
+    proc = subprocess.run([sys.executable, "-m", "dptool.cli", "serve", str(bundle), "--out", str(tmp_path / "run")],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr == f"error: {bundle / 'warehouse.duckdb'}: not a DuckDB database; expected a bundle written " \
+                          "by `dptool generate`\n"

@@ -89,6 +89,8 @@ class Sandbox:
         self.threads = threads
         if not self.path.is_file():
             raise DptoolError(f"{self.path}: warehouse not found; expected a bundle written by `dptool generate`")
+        if not _is_duckdb(self.path):  # said now, though the worker opens the file in the background
+            raise DptoolError(f"{self.path}: not a DuckDB database; expected a bundle written by `dptool generate`")
         self._joined = FORKS and _FORK_SERVERS.join(self._command())  # left at close
         self._worker: _Worker | None = None
         self._spare: _Worker | None = None  # the next session's worker, started while this one's task runs
@@ -254,6 +256,15 @@ class _Worker:
         with contextlib.suppress(OSError):  # stdout is closed by its reader thread's end of file
             self.proc.stdin.close()
         return code
+
+
+def _is_duckdb(path: Path) -> bool:
+    """Whether the file starts as a DuckDB database file does (its magic bytes, "DUCK" at offset 8)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(12)[8:] == b"DUCK"
+    except OSError:
+        return False
 
 
 # a fork server passes file descriptors over a Unix socket of datagrams in order (SOCK_SEQPACKET: Linux); elsewhere
