@@ -1,6 +1,7 @@
 """`dptool compare` (issue 25 item 4): the reference runs of the demo bundle ranked gold-sql, base-sql, empty with
-intervals, base-sql's rule-tier misses all "rules not applied", runs of another bundle refused, flips between
-neighbours of the ranking (a flaky task is no flip), and compare.html read in headless Chromium."""
+intervals, base-sql's rule-tier misses "rules not applied" (on a counterfactual "withdrawn rule still applied"),
+runs of another bundle refused, flips between neighbours of the ranking (a flaky task is no flip), and
+compare.html read in headless Chromium."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from dptool.bundle import fingerprint
-from dptool.evaluate.failures import RULES_NOT_APPLIED
+from dptool.evaluate.failures import RULES_NOT_APPLIED, WITHDRAWN_APPLIED
 from dptool.evaluate.reference import reference_records
 from dptool.evaluate.score import load_tasks
 from tests import browser
@@ -62,8 +63,8 @@ def test_the_leaderboard_ranks_gold_sql_base_sql_empty_with_intervals(runs):
     assert rows[0].startswith(f"| 1 | gold-sql | 100.0 % | {100 * lo:.1f}–{100 * hi:.1f} % | — | 1 | 100.0 % |")
     assert f"# Compare: 3 runs on {runs.bundle.name} (" in runs.stdout and f"{n} tasks" in runs.stdout
     md = (runs.out / "compare.md").read_text(encoding="utf-8")
-    for heading in ("## By analysis type", "## By tier", "## By rule type", "## By domain",
-                    "## Why answers were wrong", "## Flipped tasks"):
+    for heading in ("## By analysis type", "## By tier", "## By rule type", "## By domain", "## By metric",
+                    "## By rule", "## Why answers were wrong", "## Flipped tasks"):
         assert heading in md
 
 
@@ -75,9 +76,15 @@ def test_base_sql_is_0_percent_on_the_rule_tier_and_each_miss_there_is_rules_not
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "score.json").read_text(encoding="utf-8"))
     misses = [r for r in report["results"] if r["tier"] == RULE_TIER]
-    assert len(misses) == tier["n"] and {r["failure"] for r in misses} == {RULES_NOT_APPLIED}
-    assert base["failures"][RULES_NOT_APPLIED] == tier["n"]
-    assert f"| rules not applied | — | {tier['n']} (" in runs.stdout
+    # a counterfactual's base applies every rule, the withdrawn one included
+    counterfactual = sum(r["analysis_type"] == "counterfactual" for r in misses)
+    assert len(misses) == tier["n"] and counterfactual
+    assert {(r["analysis_type"] == "counterfactual", r["failure"]) for r in misses} == \
+        {(False, RULES_NOT_APPLIED), (True, WITHDRAWN_APPLIED)}
+    assert base["failures"][RULES_NOT_APPLIED] == tier["n"] - counterfactual
+    assert base["failures"][WITHDRAWN_APPLIED] == counterfactual
+    assert f"| rules not applied | — | {tier['n'] - counterfactual} (" in runs.stdout
+    assert f"| withdrawn rule still applied | — | {counterfactual} (" in runs.stdout
 
 
 def test_the_flips_between_neighbours_are_the_tasks_right_in_one_and_wrong_in_the_other(runs):

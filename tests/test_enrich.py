@@ -518,6 +518,20 @@ def test_counterfactual_is_answered_like_a_point_query():
         answer(c, AOV, VALUE_COLUMNS, [("base", 1.0)])
 
 
+def test_a_counterfactual_keeps_its_rule_free_answer_apart_from_its_base():
+    # its base applies every rule, the withdrawn one included: the answer under no rule is a third variant
+    skeleton = Skeleton("avg_order_value", "model.shop.customers.state", "spatial", ("exclude_tests", "vat"), TABLES)
+    c = Candidate(skeleton, "counterfactual", ["state = 'SP'"], [], "value", None,
+                  slice={"state": "SP", "withdrawn_rule": "exclude_tests"}, gold_rules=("vat",),
+                  base_rules=("exclude_tests", "vat"))
+    rows = [("base", 12.0), ("gold", 10.0), ("rule_free", Decimal("9.1234567"))]
+    result = answer(c, AOV, VALUE_COLUMNS, rows)
+    assert (result["gold"], result["base"], result["rule_free"]) == ({"value": 10.0}, {"value": 12.0},
+                                                                     {"value": 9.123457})
+    # no value under no rule (NULL): the task stands without one
+    assert "rule_free" not in answer(c, AOV, VALUE_COLUMNS, [("base", 12.0), ("gold", 10.0), ("rule_free", None)])
+
+
 # --- _number: six decimals, whatever order the engine summed in -----------------------------------------------
 
 

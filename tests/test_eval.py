@@ -139,7 +139,8 @@ def test_a_resumed_run_must_keep_its_settings(bundle, tasks, ollama_server, tmp_
 
 
 def test_no_rule_condition_hides_rule_documents_and_scores_against_base(bundle, tasks, ollama_server, tmp_path):
-    t0 = next(t for t in tasks if t["tier"] == "knowledge+analytics+rule")  # the conditions run rule tasks only
+    # the conditions run rule tasks only; a counterfactual's base applies every rule (no-rule expects its rule_free)
+    t0 = next(t for t in tasks if t["tier"] == "knowledge+analytics+rule" and t["analysis_type"] != "counterfactual")
     assert t0["gold"] != t0["base"]
     ollama_server.chat_replies += [
         {"tool_calls": [{"name": "search_kb", "arguments": {"query": t0["rule_ids"][0].replace("_", " ")}}]},

@@ -10,10 +10,13 @@ import pytest
 
 from dptool.answers import compare
 from dptool.bundle import fingerprint
+from dptool.evaluate.failures import RULES_NOT_APPLIED, WITHDRAWN_APPLIED
 from dptool.evaluate.intervals import wilson
 from dptool.evaluate.reference import reference_records
 from dptool.evaluate.score import load_tasks
 from tests.conftest import run_cli
+
+RULE_TIER = "knowledge+analytics+rule"
 
 
 @pytest.fixture(scope="module")
@@ -111,12 +114,56 @@ def test_base_sql_passes_a_task_only_when_its_stored_base_passes_as_gold(scored,
 
 def test_base_sql_reproduces_every_base_answer(scored, bundle, tmp_path):
     answers, _, _ = scored["base-sql"]
+    given = {r["task_id"]: r["answer"] for r in map(json.loads, answers.read_text(encoding="utf-8").splitlines())}
+    with_sql = [t for t in load_tasks(bundle) if t.get("base_sql")]
+    assert with_sql and all(compare(t, given[t["task_id"]], against="base").correct for t in with_sql)
+    # scored --against base (the no-rule condition), a counterfactual expects its rule-free answer: its base
+    # applies every rule, the withdrawn one included
     proc = run_cli("score", str(bundle), str(answers), "--against", "base", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "score.json").read_text(encoding="utf-8"))
-    with_sql = {t["task_id"] for t in load_tasks(bundle) if t.get("base_sql")}
-    assert with_sql and all(r["correct"] for r in report["results"] if r["task_id"] in with_sql)
     assert report["against"] == "base"
+    wrong = {r["task_id"] for r in report["results"] if not r["correct"] and r["task_id"] in given
+             and given[r["task_id"]] is not None}
+    tasks = {t["task_id"]: t for t in with_sql}
+    assert wrong == {i for i, t in tasks.items() if t["analysis_type"] == "counterfactual"
+                     and not compare(t, t["base"], against="rule_free").correct}
+
+
+def test_on_counterfactuals_every_rule_applied_is_withdrawn_rule_still_applied_and_no_rule_is_rules_not_applied(
+        scored, bundle, tmp_path):
+    tasks = [t for t in load_tasks(bundle) if t["analysis_type"] == "counterfactual"]
+    assert tasks and all(isinstance(t.get("rule_free"), dict) for t in tasks)
+    # with no rule left in force, the gold is computed under no rule: the two queries agree
+    alone = [t for t in tasks if not t["rules_in_force"]]
+    assert alone and all(t["rule_free"] == t["gold"] for t in alone)
+    # base-sql answers each counterfactual with every rule applied: none is "rules not applied"
+    _, report, stdout = scored["base-sql"]
+    misses = [r for r in report["results"] if r["analysis_type"] == "counterfactual"]
+    assert len(misses) == len(tasks) and {r["failure"] for r in misses} == {WITHDRAWN_APPLIED}
+    # a rule-ignoring answer set: right where the gold is the rule-free answer, else "rules not applied"
+    ignoring = tmp_path / "rule-free.jsonl"
+    write_jsonl(ignoring, [{"task_id": t["task_id"], "answer": t["rule_free"]} for t in tasks])
+    proc = run_cli("score", str(bundle), str(ignoring), "--type", "counterfactual", "--out", str(tmp_path / "s"))
+    assert proc.returncode == 0, proc.stderr
+    ignored = json.loads((tmp_path / "s" / "score.json").read_text(encoding="utf-8"))
+    right = [r for r in ignored["results"] if r["correct"]]
+    by_id = {t["task_id"]: t for t in tasks}
+    # where no rule and every rule give one answer, it names the withdrawn rule (as base-sql's must)
+    assert {r["task_id"]: r["failure"] for r in ignored["results"] if not r["correct"]} == {
+        r["task_id"]: WITHDRAWN_APPLIED if compare(by_id[r["task_id"]], by_id[r["task_id"]]["rule_free"],
+                                                   against="base").correct else RULES_NOT_APPLIED
+        for r in ignored["results"] if not r["correct"]}
+    assert RULES_NOT_APPLIED in {r["failure"] for r in ignored["results"]}
+    assert len(alone) <= len(right) < len(tasks)
+    # the tasks answerable without the rules are counted, in score.md, on the terminal and in card.md
+    assert ignored["right_without_rules"] == {RULE_TIER: len(right)}
+    counted = report["right_without_rules"][RULE_TIER]
+    assert counted == len(right)  # validation drops any other rule task whose base would pass
+    n = report["by_tier"][RULE_TIER]["n"]
+    assert f"{counted} of {n} {RULE_TIER} tasks (" in stdout
+    card = (bundle / "card.md").read_text(encoding="utf-8")
+    assert f"| {RULE_TIER} | {n} | {counted} |" in card
 
 
 def test_empty_answers_nothing_and_every_task_is_no_answer(scored):

@@ -64,3 +64,30 @@ def test_ids_from_the_command_line_or_a_file(tmp_path):
     assert read_ids(f"@{tmp_path / 'ids.txt'}") == ("rk_1", "cmp_2")
     with pytest.raises(DptoolError, match="cannot read"):
         read_ids(f"@{tmp_path / 'none.txt'}")
+
+
+def test_by_metric_and_by_rule():
+    tasks = [{"task_id": f"t{i}", "domain": "shop", "analysis_type": "point_query", "tier": "knowledge+analytics+rule",
+              "metric_ids": [metric, *parts], "rule_ids": rules}
+             for i, (metric, parts, rules) in enumerate([("aov", [], ["refunds"]), ("gmv_per_seller", ["gmv"], []),
+                                                         ("gmv", [], ["refunds", "vat"])])]
+    # the metric a task asks for, not one a composite is made of
+    assert [t["task_id"] for t in Selection(metrics=("gmv",)).apply(tasks)] == ["t2"]
+    assert [t["task_id"] for t in Selection(rules=("refunds",)).apply(tasks)] == ["t0", "t2"]
+    assert [t["task_id"] for t in Selection(rules=("vat",), metrics=("aov", "gmv")).apply(tasks)] == ["t2"]
+    assert Selection(metrics=("aov",), rules=("vat",)).describe() == "metric aov, rule vat"
+    with pytest.raises(DptoolError, match=r"^--metric revenue: no metric of the bundle is called that; the bundle "
+                                          r"has: aov, gmv, gmv_per_seller$"):
+        Selection(metrics=("revenue",)).apply(tasks)
+    with pytest.raises(DptoolError, match=r"^--rule fx: no rule of the bundle is called that; the bundle has: "
+                                          r"refunds, vat$"):
+        Selection(rules=("fx",)).apply(tasks)
+
+
+def test_run_json_records_metrics_and_rules_only_when_given():
+    # a run folder written before --metric and --rule existed resumes: its selection reads back equal
+    old = {"tasks": [], "types": ["ranking"], "domains": [], "tiers": [], "sample": None, "seed": 42}
+    assert Selection(types=("ranking",)).as_dict() == old
+    assert Selection.from_dict(old) == Selection(types=("ranking",))
+    new = Selection(metrics=("aov",), rules=("vat",))
+    assert Selection.from_dict(new.as_dict()) == new and new.as_dict()["rules"] == ["vat"]

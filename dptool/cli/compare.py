@@ -17,19 +17,21 @@ from dptool.cli.options import selection_options
 def compare_command(runs, bundle, out, selection):
     """Rank runs (run folders or answers files) of one bundle by accuracy, with 95 % intervals.
 
-    Every run is scored on the same tasks (those selected; a task a run did not answer is wrong for it), overall
-    and by analysis type, tier, rule type and domain, with pass^k for runs of k > 1 attempts, why answers were
-    wrong ("rules not applied", "truncated", …) and the tasks that flipped between neighbours of the ranking.
+    Every run is scored as `dptool score` scores it: on the tasks selected (none selected: those its run.json says
+    it ran; a task a run did not answer is wrong for it), a no-rule run against the rule-free answers; overall and
+    by analysis type, tier, rule type, domain, metric and rule, with pass^k for runs of k > 1 attempts, each run's
+    condition and completeness, why answers were wrong ("rules not applied", "withdrawn rule still applied",
+    "truncated", …) and the tasks that flipped between neighbours of the ranking.
     """
     from dptool.evaluate.compare import COMPARE_FILES, compare, load_runs, markdown, write_compare
     from dptool.evaluate.score import load_tasks
     from dptool.outdir import check_files
 
     check_files(out, list(COMPARE_FILES))  # before any work: a file of the user's there is never overwritten
-    tasks = selection.apply(load_tasks(bundle))
+    tasks = load_tasks(bundle)
     if not selection.everything:
-        click.echo(f"selection: {selection.describe()}: {len(tasks)} tasks")
-    result = compare(load_runs(list(runs), bundle, tasks), bundle, tasks)
+        click.echo(f"selection: {selection.describe()}: {len(selection.apply(tasks))} tasks")
+    result = compare(load_runs(list(runs), bundle, tasks, selection), bundle, tasks)
     paths = write_compare(result, out)
     click.echo(markdown(result, full=False), nl=False)
     click.echo("wrote " + ", ".join(str(p) for p in paths))

@@ -52,7 +52,8 @@ def warn_stale_nodes(bundle: str, tasks: list[dict]) -> None:
 @click.option("--out", default="score", show_default=True, type=click.Path(file_okay=False),
               help="Folder for score.json, score.md and report.html.")
 @click.option("--against", type=click.Choice(AGAINST), default="gold", show_default=True,
-              help="Compare with each task's gold answer, or with its base answer (the no-rule condition).")
+              help="Compare with each task's gold answer, or with its answer under no rule (the no-rule condition: "
+                   "the base, a counterfactual's rule_free).")
 @click.option("--shared-ids", is_flag=True,
               help="Answers made on another bundle (their fingerprint says so): score the tasks of this bundle they "
                    "answer, by id, instead of refusing them.")
@@ -63,33 +64,27 @@ def score_command(bundle, answers, out, against, shared_ids, selection):
     ANSWERS is JSONL (task_id, answer as JSON or text, optional transcript), or a run folder holding
     answers.jsonl and run.json. Accuracy is over every task selected, a task without an answer counting as
     wrong, with its 95 % Wilson interval over tasks, then coverage and the accuracy over the answered; by
-    analysis type, tier, rule type and domain. A run of k attempts per task (records' "attempt", run.json's
-    "epochs") reports pass@1 and pass^k. Wrong answers are classed: "rules not applied" (the answer without
-    the rules), "truncated" (fewer rows than asked), else the comparison's reason. Answers made on another
-    bundle are refused (see --shared-ids).
+    analysis type, tier, rule type, domain, metric and rule. A run of k attempts per task (records' "attempt",
+    run.json's "epochs") reports pass@1 and pass^k. Wrong answers are classed: "rules not applied" (the answer
+    under no rule), "withdrawn rule still applied" (a counterfactual answered with every rule), "truncated"
+    (fewer rows than asked), else the comparison's reason. Answers made on another bundle are refused (see
+    --shared-ids).
     """
-    from dptool.evaluate.agent import RULE_TIER
     from dptool.evaluate.report import REPORT_FILES, write_reports
-    from dptool.evaluate.score import check_bundle, load_run, load_tasks, score
-    from dptool.evaluate.select import Selection
+    from dptool.evaluate.score import as_run, check_bundle, load_run, load_tasks, score
 
     check_files(out, list(REPORT_FILES))  # before any work: a report of the user's is never overwritten
     given = load_run(answers)
-    tasks = load_tasks(bundle)
     ran = given.run
-    if selection.everything and isinstance(ran.get("selection"), dict):  # a run folder: the tasks it ran
-        selection = Selection(**{k: tuple(v) if isinstance(v, list) else v for k, v in ran["selection"].items()
-                                 if k in Selection.__dataclass_fields__})
-    if ran.get("condition") in ("oracle", "no-rule"):  # as `eval` ran them: the rule-grounded analytics tasks
-        tasks = [t for t in tasks if t.get("tier") == RULE_TIER]
-        if click.get_current_context().get_parameter_source("against") is click.core.ParameterSource.DEFAULT:
-            against = "base" if ran["condition"] == "no-rule" else against
-    every = {t["task_id"] for t in tasks}
-    tasks = check_bundle(given, bundle, selection.apply(tasks), shared_ids)
-    given.set_aside(every, {t["task_id"] for t in tasks})  # answers to tasks not selected are no strangers
+    default = click.get_current_context().get_parameter_source("against") is click.core.ParameterSource.DEFAULT
+    # a run folder: the tasks it ran, as its condition ran and scores them
+    every = load_tasks(bundle)
+    tasks, against, selection = as_run(every, given, selection, None if default else against)
+    tasks = check_bundle(given, bundle, tasks, shared_ids)
+    given.set_aside({t["task_id"] for t in every}, {t["task_id"] for t in tasks})  # not selected: no strangers
     if not selection.everything:
         click.echo(f"selection: {selection.describe()}{' (as the run ran)' if ran else ''}: {len(tasks)} tasks")
-    report = score(tasks, given, against=against)
+    report = score(tasks, given, against=against, bundle_ids={t["task_id"] for t in every})
     paths = write_reports(report, out, title=f"{Path(answers).name} on {Path(bundle).name}")
     _echo_report(report, paths)
     warn_stale_nodes(bundle, tasks)

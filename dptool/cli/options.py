@@ -84,7 +84,8 @@ def _names(_ctx, _param, values) -> tuple[str, ...]:
 
 
 def selection_options(f):
-    """--tasks, --type, --domain, --tier, --sample and --seed: which tasks of the bundle (dptool.evaluate.select).
+    """--tasks, --type, --domain, --tier, --metric, --rule, --sample and --seed: which tasks of the bundle
+    (dptool.evaluate.select).
 
     The command receives them as one `selection` argument (a Selection)."""
     from dptool.evaluate.select import TIERS
@@ -97,15 +98,22 @@ def selection_options(f):
                   help="Only tasks of this domain; repeat it or separate by commas.")
     @click.option("--tier", "tiers", multiple=True, callback=_names, metavar="TIER",
                   help=f"Only tasks of this tier ({', '.join(TIERS)}); repeat it or separate by commas.")
+    @click.option("--metric", "metrics", multiple=True, callback=_names, metavar="METRIC",
+                  help="Only tasks asking for this metric (its id, as the dbt project names it); repeat it or "
+                       "separate by commas.")
+    @click.option("--rule", "rules", multiple=True, callback=_names, metavar="RULE",
+                  help="Only tasks this rule governs (its id, the name of its document in kb/<domain>/rules/; a "
+                       "counterfactual's withdrawn rule too); repeat it or separate by commas.")
     @click.option("--sample", default=None, type=click.IntRange(1), metavar="N",
                   help="N of the tasks selected, stratified by domain and analysis type (the same N and seed give "
                        "the same tasks).")
     @click.option("--seed", "sample_seed", default=42, show_default=True, type=int, help="Seed of --sample.")
     @functools.wraps(f)
-    def wrapper(*args, task_ids, types, domains, tiers, sample, sample_seed, **kwargs):
+    def wrapper(*args, task_ids, types, domains, tiers, metrics, rules, sample, sample_seed, **kwargs):
         from dptool.evaluate.select import Selection, read_ids
 
-        selection = Selection(read_ids(task_ids) if task_ids else (), types, domains, tiers, sample, sample_seed)
+        selection = Selection(read_ids(task_ids) if task_ids else (), types, domains, tiers, sample, sample_seed,
+                              metrics, rules)
         return f(*args, selection=selection, **kwargs)
 
     return wrapper

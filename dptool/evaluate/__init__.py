@@ -1,8 +1,8 @@
 """Evaluating agents on a bundle: `dptool score`, `answer`, `eval`, `compare`, `serve`, the inspect task.
 
-score (a run's accuracy by type, tier, rule type and domain; each answer compared by dptool.answers) ·
+score (a run's accuracy by type, tier, rule type, domain, metric and rule; each answer compared by dptool.answers) ·
 intervals (Wilson intervals over tasks, pass^k) · failures (why an answer is wrong: rules not applied,
-truncated, …) · compare (a leaderboard of runs on one bundle) ·
+withdrawn rule still applied, truncated, …) · compare (a leaderboard of runs on one bundle) ·
 sandbox (the read-only, time- and memory-limited SQL tool) · sql_check (its parser wall) · sql_worker (the
 processes that run its queries) · kb (BM25 over the bundle's kb/) · limits (the ranges of the tools' limits) ·
 agent (the tool-calling loop over an LLM) · reference (gold-sql, base-sql and empty agents) · report (score.md,

@@ -29,8 +29,10 @@ from dptool.evaluate.kb import KnowledgeBase, domain_folder
 from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
 from dptool.evaluate.score import load_tasks
 from dptool.evaluate.select import Selection
+from dptool.jsontext import line
 from dptool.llm.client import LLM, PROMPTS
 from dptool.names import file_name, transcript_name
+from dptool.outdir import write_text_atomic
 
 PROMPT_VERSION = "v1"
 CONDITIONS = ("standard", "oracle", "no-rule")
@@ -289,13 +291,7 @@ def prepare_run(out: Path, settings: Settings) -> None:
             raise DptoolError(f"{out}: holds a run with {k} = {theirs.get(k)!r}, not {mine.get(k)!r}; rerun with "
                               f"the same settings to resume, or choose another --out")
     else:
-        _write_atomic(path, json.dumps(mine, indent=2, sort_keys=True) + "\n")
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+        write_text_atomic(path, json.dumps(mine, indent=2, sort_keys=True) + "\n")
 
 
 def append_answer(answers: Path, record: dict) -> None:
@@ -304,7 +300,7 @@ def append_answer(answers: Path, record: dict) -> None:
     with open(answers, "a", encoding="utf-8", newline="\n") as f:
         if cut:  # the last run stopped mid-line: start a fresh line
             f.write("\n")
-        f.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+        f.write(line(record))  # NaN as a string, a lone surrogate as its escape: every line stays JSON
         f.flush()
         os.fsync(f.fileno())
 
@@ -320,7 +316,7 @@ def run_tasks(agent: Agent, attempts: Iterable[tuple[dict, int]], out: Path,
     for task, attempt in attempts:
         transcript = {**agent.solve(task), "attempt": attempt}
         name = transcript_name(task["task_id"], attempt)  # a task id is data: never a path
-        _write_atomic(transcripts / name, json.dumps(transcript, indent=2, sort_keys=True, ensure_ascii=False)
+        write_text_atomic(transcripts / name, json.dumps(transcript, indent=2, sort_keys=True, ensure_ascii=False)
                       + "\n")
         append_answer(out / "answers.jsonl", {
             "task_id": task["task_id"], "attempt": attempt, "bundle": agent.settings.tasks_sha256,

@@ -83,9 +83,13 @@ class Answers:
     def task_ids(self) -> set[str]:
         return set(self.by_task) | {task_id for task_id, _ in self.later}
 
-    def attempts_held(self) -> int:
-        """The highest attempt number the answers hold (0 when they hold none)."""
-        return max((a for _, a in self.later), default=1 if self.by_task else 0)
+    def attempts_held(self, task_ids: set[str] | None = None) -> int:
+        """The highest attempt number the answers hold (0 when they hold none), of these tasks alone if given:
+        a line for a task not scored never sets how many attempts the scored ones have."""
+        if task_ids is None:
+            return max((a for _, a in self.later), default=1 if self.by_task else 0)
+        return max((a for t, a in self.later if t in task_ids),
+                   default=1 if any(t in task_ids for t in self.by_task) else 0)
 
     def only(self, task_ids: set[str]) -> None:
         """Keep the answers of these tasks alone."""

@@ -2,12 +2,16 @@
 classes of each run, and the tasks that flipped between neighbours of the ranking (compare.md, compare.html,
 compare.json).
 
-Every run is scored afresh against the same tasks (dptool.evaluate.score), so the runs are ranked on one
-denominator: a task a run did not answer is wrong for it. Runs are ranked by accuracy (pass@1 for runs of k > 1
-attempts), then by the lower end of its interval, then by name. A task is right in a run when every attempt is
+Every run is scored afresh as `dptool score` scores it (dptool.evaluate.score.as_run): on the tasks selected, or
+where none are, on those its run.json says it ran; a run of the oracle or no-rule condition on the rule tier, a
+no-rule run against the rule-free answers. Runs of one selection and condition share one denominator: a task a run
+did not answer is wrong for it. Each run shows its condition and whether run.json marks it incomplete (an
+interrupted or errored log imported as a run). Runs are ranked by accuracy (pass@1 for runs of k > 1 attempts),
+then by the lower end of its interval, then by name. A task is right in a run when every attempt is
 right and wrong when none is; it flipped between two runs when it is right in one and wrong in the other (a task
 right in some attempts only is flaky, not flipped). Flips are listed between each pair of neighbours of the
-ranking: what the run above gets right that the run below does not, and the other way round.
+ranking, over the tasks both were scored on: what the run above gets right that the run below does not, and the
+other way round.
 """
 
 from __future__ import annotations
@@ -18,13 +22,12 @@ from pathlib import Path
 
 from dptool.bundle import fingerprint, short
 from dptool.errors import DptoolError
-from dptool.evaluate.failures import RULES_NOT_APPLIED, TRUNCATED
-from dptool.evaluate.report import CSS, GROUPS, hbar_chart, interval, pct
-from dptool.evaluate.score import load_run, score
+from dptool.evaluate.failures import NAMED
+from dptool.evaluate.report import CSS, GROUPS, TEAM_GROUPS, class_definitions, failure_cell, hbar_chart, interval, pct
+from dptool.evaluate.score import as_run, load_run, score
+from dptool.evaluate.select import Selection
 from dptool.jsontext import dumps
 from dptool.outdir import write_files
-
-NAMED = (RULES_NOT_APPLIED, TRUNCATED)  # the failures the benchmark exists to find: a column of their own
 
 
 @dataclass
@@ -34,6 +37,8 @@ class Run:
     name: str
     path: Path
     report: dict
+    condition: str | None = None  # run.json's (standard, oracle, no-rule); None for an answers file
+    complete: bool | None = None  # False: run.json marks it incomplete; None: an answers file
 
 
 def run_names(paths: list[Path]) -> list[str]:
@@ -42,8 +47,11 @@ def run_names(paths: list[Path]) -> list[str]:
     return [str(p) if names.count(n) > 1 else n for p, n in zip(paths, names, strict=True)]
 
 
-def load_runs(paths: list[str | Path], bundle: str | Path, tasks: list[dict]) -> list[Run]:
-    """Score each run (a run folder or an answers file) on `tasks`; a run made on another bundle is refused."""
+def load_runs(paths: list[str | Path], bundle: str | Path, tasks: list[dict],
+              selection: Selection | None = None) -> list[Run]:
+    """Score each run (a run folder or an answers file) as `dptool score` does: on the bundle's `tasks` that
+    `selection` selects (none given: those the run ran), as its condition scores them; a run made on another bundle
+    is refused."""
     paths = [Path(p) for p in paths]
     mine = fingerprint(bundle)
     runs = []
@@ -53,7 +61,11 @@ def load_runs(paths: list[str | Path], bundle: str | Path, tasks: list[dict]) ->
         if others:
             raise DptoolError(f"{path}: made on bundle {short(others[0])}, not on {bundle} ({short(mine)}); compare "
                               "runs of one bundle, or give its --bundle")
-        runs.append(Run(name, path, score(tasks, answers)))
+        scored, against, _ = as_run(tasks, answers, selection or Selection())
+        condition = answers.run.get("condition")
+        runs.append(Run(name, path, score(scored, answers, against=against, bundle_ids={t["task_id"] for t in tasks}),
+                        condition if isinstance(condition, str) else None,
+                        None if not path.is_dir() else answers.run.get("complete") is not False))
     return runs
 
 
@@ -80,27 +92,31 @@ def _flipped(task_ids: list[str], right: dict, wrong: dict, wrong_results: dict[
 
 
 def compare(runs: list[Run], bundle: str | Path, tasks: list[dict]) -> dict:
-    """The leaderboard: runs ranked, their cells by group, failure classes and the flips between neighbours."""
+    """The leaderboard: runs ranked, their cells by group, failure classes and the flips between neighbours
+    (`tasks`: the bundle's, in the order flips list them)."""
     ranked = sorted(runs, key=_rank_key)
-    ids = [t["task_id"] for t in tasks]
+    scored = [{r["task_id"] for r in run.report["results"]} for run in runs]
     board = []
     for place, run in enumerate(ranked, 1):
         r = run.report
         wrong = sum(r["reasons"].values())
         board.append({"rank": place, "name": run.name, "path": str(run.path), "epochs": r["epochs"],
+                      "condition": run.condition, "complete": run.complete, "against": r["against"],
                       "overall": r["overall"], "failures": r["reasons"],
                       "failure_shares": {c: round(n / wrong, 4) for c, n in r["reasons"].items()},
-                      "groups": {key: r[key] for key, _ in GROUPS}})
+                      "groups": {key: r[key] for key, _ in (*GROUPS, *TEAM_GROUPS)}})
     flips = []
     for above, below in zip(ranked, ranked[1:], strict=False):
         a, b = _right(above.report), _right(below.report)
+        ids = [t["task_id"] for t in tasks if t["task_id"] in a and t["task_id"] in b]  # scored in both
         ra = {r["task_id"]: r for r in above.report["results"]}
         rb = {r["task_id"]: r for r in below.report["results"]}
         flips.append({"above": above.name, "below": below.name,
                       "right_above_only": _flipped(ids, a, b, rb),
                       "right_below_only": _flipped(ids, b, a, ra)})
-    return {"bundle": fingerprint(bundle), "bundle_path": str(bundle), "tasks": len(tasks), "runs": board,
-            "flips": flips}
+    every = set().union(*scored) if scored else set()
+    return {"bundle": fingerprint(bundle), "bundle_path": str(bundle), "tasks": len(every),
+            "same_tasks": all(ids == scored[0] for ids in scored), "runs": board, "flips": flips}
 
 
 # ---- markdown ------------------------------------------------------------------------------------------------
@@ -119,27 +135,51 @@ def _pass_k(run: dict) -> str:
 
 def _failure_text(run: dict, name: str) -> str:
     n = run["failures"].get(name)
-    return "—" if not n else f"{n} ({pct(run['failure_shares'][name])})"
+    return "—" if not n else f"{n} ({pct(n / sum(run['failures'].values()))})"  # as score.md shows it
 
 
 def leaderboard_rows(result: dict) -> tuple[list[str], list[list[str]]]:
     """The leaderboard as a header and rows of text (shared by markdown and HTML)."""
-    head = ["rank", "run", "accuracy", "95 % interval", "pass^k", "k", "coverage", "rules not applied",
-            "truncated"]
+    head = ["rank", "run", "accuracy", "95 % interval", "pass^k", "k", "coverage", *NAMED, "tasks", "condition",
+            "complete"]
     rows = []
     for run in result["runs"]:
         o = run["overall"]
         rows.append([str(run["rank"]), run["name"], pct(o["accuracy"]), interval(o), _pass_k(run), str(run["epochs"]),
-                     pct(o["coverage"]), _failure_text(run, RULES_NOT_APPLIED), _failure_text(run, TRUNCATED)])
+                     pct(o["coverage"]), *(_failure_text(run, c) for c in NAMED), str(o["n"]), _condition(run),
+                     _complete(run)])
     return head, rows
 
 
+def _condition(run: dict) -> str:
+    """The run's condition and what it was scored against: "no-rule, against base"; "—" for an answers file."""
+    name = run.get("condition") or "—"
+    return name if run.get("against", "gold") == "gold" else f"{name}, against {run['against']}"
+
+
+def _complete(run: dict) -> str:
+    return {True: "yes", False: "no: marked incomplete"}.get(run.get("complete"), "—")
+
+
 def group_rows(result: dict, key: str) -> tuple[list[str], list[list[str]]]:
-    """Accuracy [interval] of every run in one group, a row per group (the runs share their tasks, so their groups)."""
-    first = result["runs"][0]["groups"][key]
-    head = ["", "tasks", *(run["name"] for run in result["runs"])]
-    return head, [[g, str(c["n"]), *(_cell_text(run["groups"][key].get(g)) for run in result["runs"])]
-                  for g, c in first.items()]
+    """Accuracy [interval] of every run in one group, a row per group ("tasks": each count the runs have, where
+    they were scored on different tasks); by metric and by rule each run's dominant failure class too."""
+    runs = result["runs"]
+    names = sorted({g for run in runs for g in run["groups"].get(key, {})})
+    head = ["", "tasks", *(run["name"] for run in runs)]
+    rows = []
+    for g in names:
+        cells = [run["groups"].get(key, {}).get(g) for run in runs]
+        counts = " / ".join(dict.fromkeys(str(c["n"]) for c in cells if c is not None))
+        text = [_cell_text(c) + (f"; {failure_cell(c)}" if c is not None and "dominant_failure" in c else "")
+                for c in cells]
+        rows.append([g, counts, *text])
+    return head, rows
+
+
+def failure_definitions(result: dict) -> list[tuple[str, str]]:
+    """(class, one-line definition) of every failure class some run has."""
+    return class_definitions(c for run in result["runs"] for c in run["failures"])
 
 
 def failure_rows(result: dict) -> tuple[list[str], list[list[str]]]:
@@ -163,7 +203,10 @@ def _md(text: str) -> str:
 EXPLAINED = ("Accuracy over every task (a task without an answer is wrong; pass@1 for k > 1 attempts), with its 95 % "
              "Wilson score interval over tasks; pass^k: the share of tasks right in every one of k attempts.")
 FLIPS_EXPLAINED = ("Right in one run (every attempt) and wrong in the other (no attempt), between neighbours of the "
-                   "ranking.")
+                   "ranking, over the tasks both were scored on.")
+DIFFERENT_TASKS = ("The runs were scored on different tasks, each as it ran (its selection; the rule tier for an "
+                   "oracle or no-rule run): their accuracies are over different tasks.")
+GROUP_NOTE = "By metric and by rule, each run's cell ends with its dominant failure class (wrong answers)."
 
 
 def _sides(flip: dict) -> list[tuple[str, str, str]]:
@@ -187,13 +230,16 @@ def title(result: dict) -> str:
 def markdown(result: dict, *, full: bool = True) -> str:
     """compare.md (`full`), or the terminal's version: the leaderboard, by tier, the failure classes and a few
     task ids per flip."""
-    lines = [f"# Compare: {title(result)}", "", EXPLAINED, "", "## Leaderboard", "",
-             *_table(*leaderboard_rows(result), text=(1,))]
-    for key, label in GROUPS if full else [g for g in GROUPS if g[0] == "by_tier"]:
-        lines += [f"## {label}", "", *_table(*group_rows(result, key))]
+    lines = [f"# Compare: {title(result)}", "", EXPLAINED, "",
+             *([DIFFERENT_TASKS, ""] if not result.get("same_tasks", True) else []), "## Leaderboard", "",
+             *_table(*leaderboard_rows(result), text=(1, 11, 12))]
+    for key, label in (*GROUPS, *TEAM_GROUPS) if full else [g for g in GROUPS if g[0] == "by_tier"]:
+        note = [GROUP_NOTE, ""] if (key, label) in TEAM_GROUPS else []
+        lines += [f"## {label}", "", *note, *_table(*group_rows(result, key))]
     head, rows = failure_rows(result)
     if rows:
         lines += ["## Why answers were wrong (share of each run's wrong answers)", "", *_table(head, rows)]
+        lines += [f"- **{_md(name)}**: {_md(text)}" for name, text in failure_definitions(result)] + [""]
     lines += ["## Flipped tasks", "", FLIPS_EXPLAINED, ""]
     for flip in result["flips"]:
         lines += [f"### {pair_heading(flip)}", ""]
@@ -211,13 +257,14 @@ def markdown(result: dict, *, full: bool = True) -> str:
                 more = f" and {len(tasks) - FLIPS_SHOWN} more" if len(tasks) > FLIPS_SHOWN else ""
                 lines += [f"{flip_heading(right_in, wrong_in, len(tasks))}: {shown}{more}", ""]
     if not full:
-        lines += ["compare.md has every flipped task and the tables by analysis type, rule type and domain.", ""]
+        lines += ["compare.md has every flipped task and the tables by analysis type, rule type, domain, metric and "
+                  "rule.", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 # ---- HTML ----------------------------------------------------------------------------------------------------
 
-_COMPARE_CSS = CSS + """td,th{overflow-wrap:anywhere}td.n,th.n{text-align:right;white-space:nowrap}
+_COMPARE_CSS = CSS + """td,th{overflow-wrap:anywhere}td.n,th.n{text-align:right}td.n{white-space:nowrap}
 h3{font-size:1rem;margin:1.2rem 0 .2rem}"""
 
 
@@ -234,16 +281,20 @@ def html(result: dict) -> str:
     """compare.html: one self-contained page (inline SVG, no JavaScript, no external asset)."""
     chart = hbar_chart([(run["name"], run["overall"]["n"], run["overall"]["accuracy"], run["overall"]["ci95"])
                         for run in result["runs"]], "Accuracy with its 95 % interval")
-    parts = [f"<h1>Compare: {escape(title(result))}</h1>", f"<p class=muted>{escape(EXPLAINED)}</p>",
+    different = "" if result.get("same_tasks", True) else f"<p class=muted>{escape(DIFFERENT_TASKS)}</p>"
+    parts = [f"<h1>Compare: {escape(title(result))}</h1>", f"<p class=muted>{escape(EXPLAINED)}</p>{different}",
              f"<section id=leaderboard><h2>Leaderboard</h2>{chart}"
              f"{_html_table(*leaderboard_rows(result))}</section>"]
-    for key, label in GROUPS:
-        parts.append(f"<section><h2>{escape(label)}</h2>{_html_table(*group_rows(result, key), numeric_from=1)}"
-                     "</section>")
+    for key, label in (*GROUPS, *TEAM_GROUPS):
+        note = f"<p class=muted>{escape(GROUP_NOTE)}</p>" if (key, label) in TEAM_GROUPS else ""
+        # a dominant failure class beside each accuracy: cells that wrap, not numbers
+        parts.append(f"<section><h2>{escape(label)}</h2>{note}"
+                     f"{_html_table(*group_rows(result, key), numeric_from=99 if note else 1)}</section>")
     head, rows = failure_rows(result)
     if rows:
+        terms = "".join(f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>" for name, text in failure_definitions(result))
         parts.append("<section id=failures><h2>Why answers were wrong</h2><p class=muted>Share of each run's wrong "
-                     f"answers.</p>{_html_table(head, rows, numeric_from=1)}</section>")
+                     f"answers.</p>{_html_table(head, rows, numeric_from=1)}<dl class=classes>{terms}</dl></section>")
     flips = [f"<section id=flips><h2>Flipped tasks</h2><p class=muted>{escape(FLIPS_EXPLAINED)}</p>"]
     for flip in result["flips"]:
         flips.append(f"<h3>{escape(pair_heading(flip))}</h3>")

@@ -18,6 +18,7 @@ from pathlib import Path
 from dptool.errors import DptoolError
 from dptool.evaluate.limits import EPOCHS, out_of_range
 from dptool.names import transcript_name
+from dptool.outdir import folder_mode
 
 SOURCE = "inspect"
 
@@ -130,9 +131,7 @@ def _write_folder(out: Path, settings: dict, records: list[dict], transcripts: d
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        tmp.chmod(0o777 & ~umask)  # mkdtemp's folder is private; the run folder is an ordinary one
+        tmp.chmod(folder_mode())  # mkdtemp's folder is private; the run folder is an ordinary one
         (tmp / "transcripts").mkdir()
         (tmp / "run.json").write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         with open(tmp / "answers.jsonl", "w", encoding="utf-8", newline="\n") as f:

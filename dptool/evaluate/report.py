@@ -7,12 +7,15 @@ import re
 from html import escape
 from pathlib import Path
 
+from dptool.evaluate.failures import NAMED, definition
 from dptool.evaluate.score import TIERS
 from dptool.jsontext import dumps, plain
 from dptool.outdir import write_files
 
 GROUPS = (("by_analysis_type", "By analysis type"), ("by_tier", "By tier"), ("by_rule_type", "By rule type"),
           ("by_domain", "By domain"))
+# the team's own question: which of its metrics and policies the agent gets wrong, and how
+TEAM_GROUPS = (("by_metric", "By metric"), ("by_rule", "By rule"))
 ACCENT, TRACK, INK, MUTED = "#2f6fb3", "#e6ebf1", "#1d2733", "#6b7785"
 FONT = "system-ui, -apple-system, Segoe UI, sans-serif"
 
@@ -52,7 +55,33 @@ def summary_lines(report: dict) -> list[str]:
             lines.append(line)
     if report["reasons"]:
         lines.append("why wrong: " + ", ".join(f"{name} {n} ({pct(share)})" for name, n, share in failures(report)))
+    line = without_rules_line(report)
+    if line:
+        lines.append(line)
     return lines
+
+
+def without_rules_line(report: dict) -> str:
+    """How many rule tasks an answer ignoring every rule gets right ("" when the run has no rule task)."""
+    rule_tier = TIERS[-1]
+    n = report.get("by_tier", {}).get(rule_tier, {}).get("n")
+    if not n:
+        return ""
+    right = report.get("right_without_rules", {}).get(rule_tier, 0)
+    return (f"{right} of {n} {rule_tier} tasks ({pct(right / n)}) are answered right by an answer that ignores "
+            "every rule (their gold is their rule-free answer)")
+
+
+def failure_cell(c: dict) -> str:
+    """A group's dominant failure class and its count of wrong answers, "—" when none is wrong."""
+    found = c.get("dominant_failure")
+    return "—" if not found else f"{found[0]} ({found[1]})"
+
+
+def class_definitions(names) -> list[tuple[str, str]]:
+    """(class, one-line definition) of the failure classes named, the benchmark's own failures first."""
+    ordered = sorted(set(names), key=lambda c: (c not in NAMED, NAMED.index(c) if c in NAMED else 0, c))
+    return [(c, definition(c)) for c in ordered if definition(c)]
 
 
 def failures(report: dict) -> list[tuple[str, int, float]]:
@@ -131,10 +160,22 @@ def markdown(report: dict, title: str) -> str:
         lines += [f"## {label}", "", f"| | {' | '.join(names)} |", f"| --- | {' | '.join(align)} |"]
         lines += [f"| {_md(name)} | {' | '.join(group_row(c, k))} |" for name, c in report[key].items()]
         lines.append("")
+        if key == "by_tier" and without_rules_line(report):
+            lines += [_sentence(without_rules_line(report)), ""]
+    for key, label in TEAM_GROUPS:
+        if key not in report:  # a report scored before these groups existed
+            continue
+        lines += [f"## {label}", "", f"| | {' | '.join(names)} | dominant failure |",
+                  f"| --- | {' | '.join(align)} | --- |"]
+        lines += [f"| {_md(name)} | {' | '.join(group_row(c, k))} | {_md(failure_cell(c))} |"
+                  for name, c in report[key].items()]
+        lines.append("")
     if report["reasons"]:
         what = "tasks" if k == 1 else "attempts"
         lines += ["## Why answers were wrong", "", f"| class | {what} | share of the wrong |", "| --- | ---: | ---: |"]
         lines += [f"| {_md(name)} | {n} | {pct(share)} |" for name, n, share in failures(report)]
+        lines.append("")
+        lines += [f"- **{_md(name)}**: {_md(text)}" for name, text in class_definitions(report["reasons"])]
         lines.append("")
     problems = report["answers_file"]
     if problems["problems"] or problems["unknown_task_ids"]:
@@ -226,24 +267,28 @@ th,td{text-align:left;padding:.3rem .6rem;border-bottom:1px solid #e6ebf1;vertic
 td.n{text-align:right}
 .ok{color:#1e7b34}.no{color:#b3261e}.charts{display:flex;flex-wrap:wrap;gap:2rem}
 article.wrong{border-top:1px solid #e6ebf1;padding:.4rem 0}article.wrong h3{font-size:1rem;margin:.4rem 0}
-p.q{margin:.2rem 0;font-weight:500}article.wrong td{width:50%}pre{margin:0;white-space:pre-wrap;word-break:break-word;
+p.q{margin:.2rem 0;font-weight:500}dl.classes dt{font-weight:600;margin-top:.3rem}dl.classes dd{margin:0 0 0 1rem}
+article.wrong td{width:50%}pre{margin:0;white-space:pre-wrap;word-break:break-word;
 font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}"""
 
 
-def group_table(group: dict[str, dict], label: str, k: int) -> str:
+def group_table(group: dict[str, dict], label: str, k: int, note: str = "", failures: bool = False) -> str:
     names, _ = group_header(k)
-    head = "".join(f"<th>{escape(n)}</th>" for n in names)
+    head = "".join(f"<th>{escape(n)}</th>" for n in names) + ("<th>dominant failure</th>" if failures else "")
     body = "".join(f"<tr><td>{escape(name)}</td>" + "".join(f"<td class=n>{escape(v)}</td>" for v in group_row(c, k))
-                   + "</tr>" for name, c in group.items())
-    return f"<section><h2>{escape(label)}</h2><table><tr><th></th>{head}</tr>{body}</table></section>"
+                   + (f"<td>{escape(failure_cell(c))}</td>" if failures else "") + "</tr>" for name, c in group.items())
+    after = f"<p class=muted>{escape(note)}</p>" if note else ""
+    return f"<section><h2>{escape(label)}</h2><table><tr><th></th>{head}</tr>{body}</table>{after}</section>"
 
 
 def failures_table(report: dict) -> str:
     what = "tasks" if report.get("epochs", 1) == 1 else "attempts"
     body = "".join(f"<tr><td>{escape(name)}</td><td class=n>{n}</td><td class=n>{pct(share)}</td></tr>"
                    for name, n, share in failures(report))
+    terms = "".join(f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>"
+                    for name, text in class_definitions(report["reasons"]))
     return (f"<section><h2>Why answers were wrong</h2><table><tr><th>class</th><th>{what}</th><th>share of the wrong"
-            f"</th></tr>{body}</table></section>")
+            f"</th></tr>{body}</table><dl class=classes>{terms}</dl></section>")
 
 
 def html(report: dict, title: str) -> str:
@@ -253,7 +298,9 @@ def html(report: dict, title: str) -> str:
               tier_chart(report["by_tier"]),
               hbar_chart(_rows(report["by_rule_type"]), "Accuracy by rule type"),
               hbar_chart(_rows(report["by_domain"]), "Accuracy by domain")]
-    tables = [group_table(report[key], label, k) for key, label in GROUPS]
+    tables = [group_table(report[key], label, k, _sentence(without_rules_line(report))
+                          if key == "by_tier" and without_rules_line(report) else "") for key, label in GROUPS]
+    tables += [group_table(report[key], label, k, failures=True) for key, label in TEAM_GROUPS if key in report]
     if report["reasons"]:
         tables.append(failures_table(report))
     wrong = [r for r in report["results"] if not r["correct"]]

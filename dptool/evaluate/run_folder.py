@@ -18,7 +18,6 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from typing import Any
 
 from dptool.errors import DptoolError
 from dptool.names import file_name
+from dptool.outdir import write_text_atomic as write_atomic
 
 LEDGER = "attempts.jsonl"
 OUTSIDE = "outside-tasks.jsonl"
@@ -47,29 +47,6 @@ def _pairs(text: str) -> set[tuple[str, int]]:
         except (ValueError, KeyError, TypeError, AttributeError):
             continue
     return done
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file whole or not at all; a name of its own per writer, so two servers on one folder never clash."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600: the file is the user's to share, as any other
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _umask_at_import() -> int:
-    # read once, while the module is imported: os.umask reads only by setting, a race once threads write files
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _umask_at_import()
 
 
 def prepare_run_folder(out: Path, settings: dict) -> None:

@@ -1,5 +1,6 @@
 """Scoring a run: every attempt of every task compared with its gold (dptool.answers); accuracy with its interval,
-pass^k and why answers were wrong, overall and by group (DESIGN §4)."""
+pass^k and why answers were wrong, overall and by group: analysis type, tier, rule type, domain, and the team's own
+metrics and rules (DESIGN §4)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from dptool.answers import compare
 from dptool.bundle import fingerprint, short
 from dptool.errors import DptoolError
 from dptool.evaluate.answers_file import STATS, Answers, load_answers, load_run  # noqa: F401 - importable from here too
-from dptool.evaluate.failures import failure_class
+from dptool.evaluate.failures import dominant, failure_class, right_without_rules, rule_free_key
 from dptool.evaluate.intervals import pass_hat, wilson
+from dptool.evaluate.select import Selection, metric_of, rules_of
 
 TIERS = ("knowledge", "knowledge+analytics", "knowledge+analytics+rule")
 NO_RULE = "(no rule)"
+NO_METRIC = "(no metric)"
 
 
 def load_tasks(bundle: str | Path) -> list[dict]:
@@ -31,6 +34,24 @@ def load_tasks(bundle: str | Path) -> list[dict]:
             except json.JSONDecodeError as exc:
                 raise DptoolError(f"{path}:{i}: not JSON ({exc.msg})") from None
     return tasks
+
+
+CONDITIONS_OF_RULE_TASKS = ("oracle", "no-rule")  # conditions `eval` runs on the rule tier alone
+
+
+def as_run(tasks: list[dict], answers: Answers, selection: Selection, against: str | None = None) \
+        -> tuple[list[dict], str, Selection]:
+    """The tasks a run is scored on and against what, as it ran: a run folder's own selection where none is given
+    (run.json's), the rule tier alone for a run of the oracle or no-rule condition, and against base (the rule-free
+    answers) for a no-rule run unless `against` says otherwise. Returns (tasks, against, selection)."""
+    ran = answers.run
+    if selection.everything and isinstance(ran.get("selection"), dict):
+        selection = Selection.from_dict(ran["selection"])
+    if ran.get("condition") in CONDITIONS_OF_RULE_TASKS:
+        tasks = [t for t in tasks if t.get("tier") == TIERS[-1]]
+        if against is None and ran["condition"] == "no-rule":
+            against = "base"
+    return selection.apply(tasks), against or "gold", selection
 
 
 def check_bundle(answers: Answers, bundle: str | Path, tasks: list[dict], shared_ids: bool) -> list[dict]:
@@ -49,12 +70,21 @@ def check_bundle(answers: Answers, bundle: str | Path, tasks: list[dict], shared
     return [t for t in tasks if t["task_id"] in held]
 
 
-def _group(results: list[dict], key, k: int) -> dict[str, dict]:
+def _group(results: list[dict], key, k: int, failures: bool = False) -> dict[str, dict]:
+    """A cell per group; with `failures`, the group's dominant failure class too ([class, wrong attempts], None
+    when none is wrong)."""
     groups: dict[str, list[dict]] = defaultdict(list)
     for r in results:
         for name in key(r):
             groups[name].append(r)
-    return {name: cell(v, k) for name, v in sorted(groups.items())}
+    return {name: cell(v, k) | ({"dominant_failure": _dominant(v)} if failures else {})
+            for name, v in sorted(groups.items())}
+
+
+def _dominant(results: list[dict]) -> list | None:
+    counts = Counter(a["failure"] for r in results for a in r["attempts"] if not a["correct"])
+    found = dominant(dict(counts))
+    return None if found is None else list(found)
 
 
 def _ci(p: float, n: int) -> list[float]:
@@ -83,21 +113,26 @@ def _mean(values: list[float]) -> float | None:
     return round(sum(values) / len(values), 3)
 
 
-def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs: int | None = None) -> dict:
+def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs: int | None = None,
+          bundle_ids: set[str] | None = None) -> dict:
     """Score every task's attempts 1..k (a missing answer is wrong: "no answer"; k: `epochs`, else the run's, else
-    the highest attempt the answers hold); accuracy with its interval overall and by group, pass^k for k > 1,
-    why answers were wrong (dptool.evaluate.failures) and each task's seconds, tool calls, SQL errors and tokens."""
-    k = epochs or answers.epochs or max(answers.attempts_held(), 1)
+    the highest attempt the answers of these tasks hold); accuracy with its interval overall and by group, pass^k
+    for k > 1, why answers were wrong (dptool.evaluate.failures) and each task's seconds, tool calls, SQL errors and
+    tokens. Against "base" (the no-rule condition) a task is scored against its rule-free answer: a
+    counterfactual's base applies every rule. `bundle_ids`: every task id of the bundle (default: the tasks'), so
+    that an answer to a task left out of the selection is not one "not in the bundle"."""
+    k = epochs or answers.epochs or max(answers.attempts_held({t["task_id"] for t in tasks}), 1)
     results = []
     for task in tasks:
         task_id = task["task_id"]
+        expected = expected_key(task, against)
         attempts = []
         for attempt in range(1, k + 1):
             given = answers.answer(task_id, attempt)
-            verdict = compare(task, given, against=against)
+            verdict = compare(task, given, against=expected)
             attempts.append({"attempt": attempt, "answered": given is not None, "correct": verdict.correct,
                              "reason": verdict.reason, "kind": verdict.kind,
-                             "failure": failure_class(task, given, verdict, against), "answer": given,
+                             "failure": failure_class(task, given, verdict, against, expected), "answer": given,
                              **answers.stats.get((task_id, attempt), {})})
         shown = next((a for a in attempts if not a["correct"]), attempts[0])  # the first wrong attempt
         results.append({
@@ -106,6 +141,9 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs:
             "tier": task.get("tier", ""),
             "domain": task.get("domain", ""),
             "rule_types": sorted(set(task.get("rule_types") or [])),
+            "metric": metric_of(task),
+            "rule_ids": rules_of(task),
+            "right_without_rules": right_without_rules(task),
             "answered": any(a["answered"] for a in attempts),
             "correct": all(a["correct"] for a in attempts),
             "right": sum(a["correct"] for a in attempts),
@@ -113,7 +151,7 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs:
             "kind": shown["kind"],
             "failure": shown["failure"],
             "question": task.get("question", ""),
-            "expected": task.get(against),
+            "expected": task.get("gold") if task.get(expected) is None else task[expected],
             "answer": shown["answer"],
             **{stat: _mean([a[stat] for a in attempts if stat in a]) for stat in STATS},
             "attempts": attempts,
@@ -121,7 +159,7 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs:
     known = {t["task_id"] for t in tasks}
     every = [a for r in results for a in r["attempts"]]
     answered = [a for a in every if a["answered"]]
-    beyond = sorted({a for _, a in answers.later if a > k})
+    beyond = sorted({a for t, a in answers.later if a > k and t in known})
     problems = answers.problems + [f"answers for attempt {a}, beyond the run's {k} epoch{'s' if k > 1 else ''}, "
                                    "not scored" for a in beyond]
     return {
@@ -137,13 +175,29 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs:
         "by_tier": {t: c for t, c in sorted(_group(results, lambda r: [r["tier"]], k).items(), key=_tier_order)},
         "by_rule_type": _group(results, lambda r: r["rule_types"] or [NO_RULE], k),
         "by_domain": _group(results, lambda r: [r["domain"]], k),
+        "by_metric": _group(results, lambda r: [r["metric"] or NO_METRIC], k, failures=True),
+        "by_rule": _group(results, lambda r: r["rule_ids"] or [NO_RULE], k, failures=True),
+        # tasks an answer ignoring every rule gets right, by tier: a rule task among them tests no rule
+        "right_without_rules": {t: sum(r["right_without_rules"] for r in results if r["tier"] == t)
+                                for t in sorted({r["tier"] for r in results}, key=_tier_rank)},
         "reasons": dict(sorted(Counter(a["failure"] for a in every if not a["correct"]).items())),
         "usage": {stat: round(sum(a.get(stat, 0) for a in every), 3) for stat in STATS}
         | {"attempts_recorded": sum(1 for a in every if any(stat in a for stat in STATS))},
-        "answers_file": {"problems": problems, "unknown_task_ids": sorted(answers.task_ids() - known)},
+        "answers_file": {"problems": problems, "unknown_task_ids": sorted(
+            answers.task_ids() - (known if bundle_ids is None else bundle_ids))},
         "results": results,
     }
 
 
+def expected_key(task: dict, against: str) -> str:
+    """The task's field an answer is compared with: the gold; against "base", its rule-free answer (a
+    counterfactual's base applies every rule)."""
+    return (rule_free_key(task) or "base") if against == "base" else against
+
+
+def _tier_rank(tier: str) -> tuple[int, str]:
+    return (TIERS.index(tier) if tier in TIERS else len(TIERS), tier)
+
+
 def _tier_order(item: tuple[str, dict]) -> tuple[int, str]:
-    return (TIERS.index(item[0]) if item[0] in TIERS else len(TIERS), item[0])
+    return _tier_rank(item[0])

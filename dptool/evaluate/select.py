@@ -1,4 +1,5 @@
-"""Which tasks of a bundle a command works on: ids, analysis types, domains, tiers and a stratified sample.
+"""Which tasks of a bundle a command works on: ids, analysis types, domains, tiers, metrics, rules and a stratified
+sample.
 
 The same selection means the same tasks in `answer`, `eval`, `score` and `serve`. A sample is stratified by
 domain × analysis type and seeded; within a stratum tasks are taken in the order of a hash of the seed and their
@@ -19,7 +20,9 @@ TIERS = ("knowledge", "knowledge+analytics", "knowledge+analytics+rule")
 
 @dataclass(frozen=True)
 class Selection:
-    """Tasks by id, analysis type, domain and tier (each empty: any), then `sample` of them (None: all)."""
+    """Tasks by id, analysis type, domain, tier, metric (the one the task asks for: its first metric id) and rule
+    (one of its rule ids; a counterfactual's withdrawn rule is one), each empty: any; then `sample` of them (None:
+    all)."""
 
     tasks: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
@@ -27,20 +30,31 @@ class Selection:
     tiers: tuple[str, ...] = ()
     sample: int | None = None
     seed: int = 42
+    metrics: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
 
     @property
     def everything(self) -> bool:
-        return not (self.tasks or self.types or self.domains or self.tiers or self.sample)
+        return not (self.tasks or self.types or self.domains or self.tiers or self.metrics or self.rules
+                    or self.sample)
 
     def as_dict(self) -> dict:
-        """As run.json records it (lists, so that JSON reads it back equal)."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """As run.json records it (lists, so that JSON reads it back equal). Metrics and rules are recorded only
+        when given: a run folder written before they existed resumes with the same settings."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()
+                if v or k not in ("metrics", "rules")}
+
+    @classmethod
+    def from_dict(cls, recorded: dict) -> Selection:
+        """The selection run.json records (keys it does not know are ignored)."""
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()
+                      if k in cls.__dataclass_fields__})
 
     def describe(self) -> str:
         """One line for people: "type ranking, domain banking; a sample of 20 (seed 42)", or "every task"."""
         parts = [f"{label} {', '.join(values)}" for label, values in (
             ("task", self.tasks[:5] + (("…",) if len(self.tasks) > 5 else ())), ("type", self.types),
-            ("domain", self.domains), ("tier", self.tiers)) if values]
+            ("domain", self.domains), ("tier", self.tiers), ("metric", self.metrics), ("rule", self.rules)) if values]
         text = ", ".join(parts)
         if self.sample:
             text += f"{'; ' if text else ''}a sample of {self.sample} (stratified by domain and type, seed {self.seed})"
@@ -51,17 +65,33 @@ class Selection:
         _known(self.types, {t["analysis_type"] for t in tasks}, "--type", "analysis type")
         _known(self.domains, {t["domain"] for t in tasks}, "--domain", "domain")
         _known(self.tiers, {t["tier"] for t in tasks} | set(TIERS), "--tier", "tier")
+        _known(self.metrics, {metric_of(t) for t in tasks} - {""}, "--metric", "metric")
+        _known(self.rules, {r for t in tasks for r in rules_of(t)}, "--rule", "rule")
         _known(self.tasks, {t["task_id"] for t in tasks}, "--tasks", "task id")
         chosen = [t for t in tasks
                   if (not self.tasks or t["task_id"] in self.tasks)
                   and (not self.types or t["analysis_type"] in self.types)
                   and (not self.domains or t["domain"] in self.domains)
-                  and (not self.tiers or t["tier"] in self.tiers)]
+                  and (not self.tiers or t["tier"] in self.tiers)
+                  and (not self.metrics or metric_of(t) in self.metrics)
+                  and (not self.rules or not set(rules_of(t)).isdisjoint(self.rules))]
         if self.sample:
             chosen = stratified(chosen, self.sample, self.seed)
         if not chosen:
             raise DptoolError(f"the selection ({self.describe()}) holds no task of the bundle")
         return chosen
+
+
+def metric_of(task: dict) -> str:
+    """The metric a task asks for: the first of its metric ids (the others are those a composite is made of)."""
+    ids = task.get("metric_ids")
+    return ids[0] if isinstance(ids, list) and ids and isinstance(ids[0], str) else ""
+
+
+def rules_of(task: dict) -> list[str]:
+    """A task's rules: those that govern its answer, a counterfactual's withdrawn rule included; sorted."""
+    ids = task.get("rule_ids")
+    return sorted({r for r in ids if isinstance(r, str)}) if isinstance(ids, list) else []
 
 
 def _known(asked: tuple[str, ...], there: set[str], option: str, what: str) -> None:

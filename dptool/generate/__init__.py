@@ -11,7 +11,8 @@
  9. validate     validate (stage 1), judge (stage 2, the LLM judge, and one rewrite)
 10. augment      pipeline (more candidates for types below the minimum), knowledge (knowledge-tier tasks)
 11. export       export (the bundle, atomically), refresh (what changed since an earlier bundle)
-Beside the pipeline: ablate (`dptool ablate pairing`), link (`dptool link`: LLM-proposed rule links, verified).
+Beside the pipeline: ablate (`dptool ablate pairing`), link (`dptool link`: LLM-proposed rule links, verified),
+rule_free (a task's answer under no rule, and the tasks it answers right: card.md and the scorer read it).
 
 May import: dptool.project, dptool.llm (the client), dptool.answers, dptool.bundle, dptool.sql, dptool.outdir,
 dptool.errors.

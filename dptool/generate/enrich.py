@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from contextlib import suppress
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from dptool.answers import allowed_error
@@ -21,9 +22,10 @@ class NotScorable(Exception):
 def answer(c: Candidate, metric: Metric, columns: list[str], rows: list[tuple]) -> dict:
     """The gold and base answers, answer format and tolerance of a built candidate.
 
-    `rows` are the gold model's rows; the `variant` column tells base from gold.
+    `rows` are the gold model's rows; the `variant` column tells base from gold. A counterfactual's rows hold a
+    third variant, `rule_free` (no rule applied: its base applies every rule), whose answer goes to "rule_free".
     """
-    by_variant: dict[str, list[dict]] = {"base": [], "gold": []}
+    by_variant: dict[str, list[dict]] = {"base": [], "gold": [], "rule_free": []}
     for row in rows:
         # as the slice holds values (a DECIMAL group key is a float there), and as JSON can write them
         record = {c: v if c == "period" else plain(v) for c, v in zip(columns, row, strict=True)}
@@ -32,7 +34,11 @@ def answer(c: Candidate, metric: Metric, columns: list[str], rows: list[tuple]) 
     kind = c.analysis_type
     if kind in ("point_query", "counterfactual"):
         gold, base = ({"value": _single(by_variant[v])} for v in ("gold", "base"))
-        return _task(gold, base, {"type": "value", **fmt}, metric)
+        result = _task(gold, base, {"type": "value", **fmt}, metric)
+        if by_variant["rule_free"]:
+            with suppress(NotScorable):  # no value without the rules: the task stands, with no rule-free answer
+                result["rule_free"] = {"value": _single(by_variant["rule_free"])}
+        return result
     if kind == "ranking":
         gold = _ranking(by_variant["gold"], c.group_by[0], strict=True, k=c.k)
         base = _ranking(by_variant["base"], c.group_by[0], strict=False, k=c.k)

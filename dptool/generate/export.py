@@ -17,6 +17,7 @@ from pathlib import Path
 
 from dptool.bundle import RECORD, record_text
 from dptool.errors import DptoolError
+from dptool.generate.rule_free import right_without_rules
 from dptool.generate.sample import ANALYSIS_TYPES
 from dptool.outdir import BUNDLE, check_replaceable, publish, staging_folder
 from dptool.project.catalog import Catalog
@@ -304,7 +305,7 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
         "## Tasks",
         "",
         *table("By analysis type", Counter(t["analysis_type"] for t in tasks)),
-        *table("By tier", Counter(t["tier"] for t in tasks)),
+        *_tier_table(tasks),
         *table("By rule type", by_rule_type),
         *table("By domain", Counter(t["domain"] for t in tasks)),
         *_type_by_domain(tasks),
@@ -334,6 +335,16 @@ def card(*, catalog: Catalog, tasks: list[dict], rejected: Counter, dropped: int
         *_graph_by_domain(domain_graphs or {}),
     ]
     return "\n".join(lines)
+
+
+def _tier_table(tasks: list[dict]) -> list[str]:
+    """Tasks by tier, with those an answer computed under no rule gets right: every task no rule governs, and the
+    rule tasks whose gold is their rule-free answer (they test no rule)."""
+    tiers = Counter(t["tier"] for t in tasks)
+    right = Counter(t["tier"] for t in tasks if right_without_rules(t))
+    return ["### By tier", "", "| | tasks | right without the rules |", "| --- | ---: | ---: |",
+            *[f"| {tier} | {n} | {right[tier]} |" for tier, n in sorted(tiers.items())], "",
+            "Right without the rules: the tasks an answer that ignores every rule document gets right.", ""]
 
 
 EXAMPLES_PER_REASON = 2

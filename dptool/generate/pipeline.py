@@ -579,6 +579,8 @@ def _task(b: Built, catalog: Catalog, writer: VariantWriter) -> tuple[dict, list
         "answer_format": result["answer_format"],
         "gold": result["gold"],
         "base": result["base"],
+        # a counterfactual's base applies every rule: what an answer ignoring the rules gives is stored apart
+        **({"rule_free": result["rule_free"]} if "rule_free" in result else {}),
         "tolerance": result["tolerance"],
         "gold_sql": sqls["gold"],
         "base_sql": sqls["base"],
