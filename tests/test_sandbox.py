@@ -14,7 +14,8 @@ import duckdb
 import pytest
 import yaml
 
-from dptool.evaluate.sandbox import Sandbox, check_sql
+from dptool.evaluate.sandbox import Sandbox
+from dptool.evaluate.sql_check import check_sql
 from dptool.evaluate.sql_worker import connect
 
 ONLY = "run_sql takes exactly one read-only SELECT or WITH query"
@@ -401,3 +402,32 @@ def test_round_four_a_limit_that_is_no_limit_is_refused(warehouse, option, value
 
     with pytest.raises(DptoolError, match=f"the sandbox's {option} is"):
         Sandbox(warehouse, **{option: value})
+
+
+# ---- a worker ready before a query needs it ------------------------------------------------------------------------
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux; reads /proc")
+def test_the_next_session_s_worker_is_forked_and_ready_before_the_session_starts(warehouse):
+    with Sandbox(warehouse, timeout=5) as sb:
+        assert sb.run("select setseed(0.1) as s") == "s\nNULL\n(1 row)"
+        spare = sb._spare  # started with this session's worker, while its task runs
+        assert spare is not None and spare.wait_ready(60) is None
+        forks = sb._worker.proc.server.proc.pid
+        for worker in (sb._worker, spare):  # forked by the fork server, not started as a new interpreter by us
+            assert Path(f"/proc/{worker.proc.pid}/stat").read_text().split(")")[-1].split()[1] == str(forks)
+        sb.new_session()
+        assert sb._worker is spare and sb._worker.state == ""  # nothing to wait for
+        assert sb.run("select 1 as a") == "a\n1\n(1 row)"
+        assert sb._spare is not None and sb._spare is not spare
+        pids = [sb._worker.proc.pid, sb._spare.proc.pid, forks]
+    deadline = time.monotonic() + 30
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [pid for pid in pids if _running(pid)] == []  # closing the sandbox leaves no process behind

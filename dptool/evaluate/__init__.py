@@ -3,11 +3,12 @@
 score (a run's accuracy by type, tier, rule type, domain, metric and rule; each answer compared by dptool.answers) ·
 intervals (Wilson intervals over tasks, pass^k) · failures (why an answer is wrong: rules not applied,
 withdrawn rule still applied, truncated, …) · compare (a leaderboard of runs on one bundle) ·
-sandbox (the read-only, time- and memory-limited SQL tool) · sql_worker (the process that runs its queries) ·
-kb (BM25 over the bundle's kb/) · limits (the ranges of the tools' limits) · agent (the tool-calling loop over an
-LLM) · reference (gold-sql, base-sql and empty agents) · report (score.md, report.html) · environment (the tools and
-task flow served to the user's own agent, and its run folder) · serve (that environment as an MCP server) ·
-inspect_task (as an inspect-ai task) · inspect_log (an inspect eval log as a run folder).
+sandbox (the read-only, time- and memory-limited SQL tool) · sql_check (its parser wall) · sql_worker (the
+processes that run its queries) · kb (BM25 over the bundle's kb/) · limits (the ranges of the tools' limits) ·
+agent (the tool-calling loop over an LLM) · reference (gold-sql, base-sql and empty agents) · report (score.md,
+report.html) · environment (the tools and task flow served to the user's own agent, and its run folder) · serve
+(that environment as an MCP server) · inspect_task (as an inspect-ai task) · inspect_log (an inspect eval log as a
+run folder).
 
 May import: dptool.answers, dptool.bundle (fingerprints), dptool.llm (the client), dptool.generate (reference
 agents derive answers from rows with the code that derived the gold), dptool.project, dptool.outdir (the reports

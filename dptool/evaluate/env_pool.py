@@ -67,7 +67,7 @@ class EnvironmentPool:
                 if env is None:
                     self._cond.release()
                     try:
-                        env = Environment(self.base.bundle, self.base.limits, self.base.knowledge)
+                        env = Environment(self.base.bundle, self.base.limits, self.base.source)
                     except BaseException:
                         self._cond.acquire()
                         self._made -= 1

@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlglot import exp
-
 from dptool.errors import DptoolError
 from dptool.evaluate.agent import load_prompts
 from dptool.evaluate.kb import DEFAULT_K, KnowledgeBase, domain_folders
@@ -131,6 +129,8 @@ class Table:
 
 def read_tables(warehouse: Path) -> dict[str, Table]:
     """The warehouse's tables with their columns and row counts, read once on a read-only connection."""
+    from sqlglot import exp
+
     from dptool.project.warehouse import Warehouse
 
     if not warehouse.is_file():
@@ -215,6 +215,21 @@ class Knowledge:
         return self.shelves.get(domain)
 
 
+class KnowledgeSource:
+    """A bundle's `Knowledge`, read once, at the first call that needs it, for every environment given this source."""
+
+    def __init__(self, bundle: Path, knowledge: Knowledge | None = None):
+        self.bundle = bundle
+        self._knowledge = knowledge
+        self._lock = threading.Lock()
+
+    def get(self) -> Knowledge:
+        with self._lock:
+            if self._knowledge is None:
+                self._knowledge = Knowledge.read(self.bundle)
+            return self._knowledge
+
+
 class Environment:
     """The tools of one bundle: its warehouse in a sandbox, its kb, its metric catalog.
 
@@ -222,18 +237,27 @@ class Environment:
     session (a task's queries leave nothing for the next). Calls are serialized: the sandbox runs one query at a time.
     """
 
-    def __init__(self, bundle: str | Path, limits: Limits = Limits(), knowledge: Knowledge | None = None,
-                 domain: str | None = None):
-        """`knowledge`: the bundle's, read once for several environments (one per inspect sample); else read here.
-        `domain`: the domain whose kb the kb tools read (see `set_domain`)."""
+    def __init__(self, bundle: str | Path, limits: Limits = Limits(),
+                 knowledge: Knowledge | KnowledgeSource | None = None, domain: str | None = None):
+        """`knowledge`: the bundle's, read once for several environments (one per inspect sample), or the `source`
+        of another environment (read at the first call of either that needs it); else read at the first call here
+        that needs it. `domain`: the domain whose kb the kb tools read (see `set_domain`)."""
         self.bundle = Path(bundle)
         self.limits = limits
-        self.knowledge = knowledge or Knowledge.read(self.bundle)
-        self.tables = self.knowledge.tables
+        # read at the first call that needs it: a server answers `initialize` and hands out tasks first
+        self.source = knowledge if isinstance(knowledge, KnowledgeSource) else KnowledgeSource(self.bundle, knowledge)
         self.domain = domain
         self._lock = threading.Lock()
         self.sandbox = Sandbox(self.bundle / "warehouse.duckdb", timeout=limits.sql_timeout,
-                               max_rows=limits.max_rows, memory_mb=limits.sql_memory_mb)
+                               max_rows=limits.max_rows, memory_mb=limits.sql_memory_mb, wait=False)
+
+    @property
+    def knowledge(self) -> Knowledge:
+        return self.source.get()
+
+    @property
+    def tables(self) -> dict[str, Table]:
+        return self.knowledge.tables
 
     def close(self) -> None:
         self.sandbox.close()

@@ -12,8 +12,6 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from rank_bm25 import BM25Okapi
-
 from dptool.errors import DptoolError
 
 DEFAULT_K = 5
@@ -115,6 +113,8 @@ class KnowledgeBase:
             raise DptoolError(f"{self.folder}: no paragraphs to search")
         corpus = [tokens(f"{p.title} {p.section} {p.text}") for p in self.passages]
         self._terms = [set(c) for c in corpus]
+        from rank_bm25 import BM25Okapi  # with numpy: imported when a kb is read, not when a server starts
+
         self._bm25 = BM25Okapi(corpus)
 
     def search(self, query: str, k: int = DEFAULT_K) -> list[tuple[Passage, float]]:

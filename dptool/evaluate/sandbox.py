@@ -1,8 +1,8 @@
 """The SQL sandbox of agents: one read-only query per call, with a size, time and memory limit (DESIGN §6).
 
-Three walls. First, sqlglot: a statement runs only when it parses as exactly one SELECT/WITH query that
-reads nothing but tables, CTEs and `range`/`generate_series`; everything else is refused with a
-one-line error the agent sees, and so is a table name DuckDB would read as a file (`passwd.csv`,
+Three walls. First, sqlglot (dptool.evaluate.sql_check): a statement runs only when it parses as exactly one
+SELECT/WITH query that reads nothing but tables, CTEs and `range`/`generate_series`; everything else is refused with
+a one-line error the agent sees, and so is a table name DuckDB would read as a file (`passwd.csv`,
 `'x.json'`). Second, DuckDB itself: the file is opened read-only, with file and
 network access, extension loading and configuration changes disabled, so a statement that slipped
 past the parser still cannot write, read files or change settings. Third, a child process
@@ -10,25 +10,26 @@ past the parser still cannot write, read files or change settings. Third, a chil
 interrupt first, then the process is killed), its address space is capped, and no session state
 (`setseed()`, ...) carries from one task to the next. A query stopped at the memory or the time limit ends its
 worker too: the memory it took is not all given back, and the next query runs on a fresh one.
+
+A worker is ready before a query needs it: on Linux each is forked (milliseconds) from a fork server that has
+imported DuckDB and sqlglot once (elsewhere it is a new process), and the next task's worker is started, and opens
+the warehouse, while the current task runs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
-import logging
+import os
 import queue
-import re
+import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-
-import sqlglot
-from sqlglot import exp
+from typing import TextIO
 
 from dptool.errors import DptoolError
 from dptool.evaluate import limits
@@ -45,154 +46,12 @@ MAX_CELL_CHARS = 200
 MAX_OUTPUT_CHARS = 20_000
 ONLY = "run_sql takes exactly one read-only SELECT or WITH query"
 
-_STATEMENTS: list[tuple[tuple[type, ...], str]] = [
-    ((exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.TruncateTable), "writes data"),
-    ((exp.Create, exp.Drop, exp.Alter), "is DDL"),
-    ((exp.Attach, exp.Detach), "opens another database"),
-    ((exp.Copy, exp.Export), "reads or writes files"),
-    ((exp.Pragma,), "reads or changes settings"),
-    ((exp.Set,), "changes a setting"),
-    ((exp.Install,), "installs or loads an extension"),
-]
-_EXTENSION, _SETTING, _DATABASE, _FILES = ("installs or loads an extension", "changes a setting",
-                                          "opens another database", "reads or writes files")
-_COMMANDS = {"LOAD": _EXTENSION, "INSTALL": _EXTENSION, "FORCE": _EXTENSION, "RESET": _SETTING, "SET": _SETTING,
-             "PRAGMA": "reads or changes settings", "ATTACH": _DATABASE, "DETACH": _DATABASE, "COPY": _FILES,
-             "EXPORT": _FILES, "IMPORT": _FILES}
-# table functions that only generate values; every other function in FROM may read files or run SQL
-_TABLE_FUNCTIONS = (exp.GenerateSeries, exp.Unnest)
-_FILE_FUNCTION = re.compile(r"^(read_\w+|\w+_scan|glob|sniff_csv|parquet_\w+|query|query_table|getenv)$",
-                            re.IGNORECASE)
-_FILE_LIKE = re.compile(r"[/\\:*]|\.\w+$")
-# catalog views and functions that describe the machine, not the warehouse: the database file's path (the bundle's
-# folder, where its tasks.jsonl lies), settings such as the temp and home directories, extensions, secrets
-_MACHINE_VIEW = re.compile(r"^(duckdb_(databases|settings|extensions|secrets|temporary_files|memory|logs?|log_contexts"
-                           r"|external_file_cache|variables|prepared_statements)|pragma_\w+|pg_settings|"
-                           r"pg_prepared_statements)$", re.IGNORECASE)  # pg_settings: duckdb_settings by another name
-_MACHINE_FUNCTION = re.compile(r"^(current_setting|pragma_\w+)$", re.IGNORECASE)
-_PATH_CHARS = re.compile(r"[/\\:*]")
-# DuckDB reads a table name it cannot find as a file path, its parts joined by dots: `from passwd.csv` is
-# `read_csv('passwd.csv')`. A dotted name whose last part is a data file's extension is refused as a file.
-_FILE_EXTENSIONS = frozenset(("csv", "tsv", "txt", "tbl", "dat", "psv", "parquet", "pq", "json", "jsonl", "ndjson",
-                              "geojson", "gz", "gzip", "zst", "zstd", "bz2", "xz", "lz4", "zip", "xlsx", "xls",
-                              "arrow", "ipc", "feather", "avro", "orc", "db", "duckdb", "sqlite", "sqlite3", "shp",
-                              "gpkg"))
-
-
-class Refused(Exception):
-    """The statement is not one read-only query; the message is what the agent sees."""
-
-
-@contextmanager
-def _quiet_sqlglot() -> Iterator[None]:
-    # sqlglot logs a warning for each statement it falls back to parsing as a Command; we refuse those
-    logger = logging.getLogger("sqlglot")
-    disabled, logger.disabled = logger.disabled, True
-    try:
-        yield
-    finally:
-        logger.disabled = disabled
-
-
-def _function_name(node: exp.Func) -> str:
-    return node.name if isinstance(node, exp.Anonymous) else node.sql_name()
-
-
-def _first_word(sql: str) -> str:
-    words = re.sub(r"--[^\n]*|/\*.*?\*/", " ", sql, flags=re.DOTALL).split()
-    return words[0].upper().strip(";") if words else ""
-
 
 def too_long(sql: str) -> str | None:
     """The refusal of a SQL text over MAX_SQL_CHARS, or None."""
     if len(sql) > MAX_SQL_CHARS:
         return f"refused: the SQL is {len(sql):,} characters, at most {MAX_SQL_CHARS:,}; {ONLY} of a usual size"
     return None
-
-
-def check_sql(sql: str) -> exp.Query:
-    """The parsed query when `sql` is exactly one read-only query; Refused (with the reason) otherwise."""
-    if not sql or not sql.strip():
-        raise Refused(f"refused: empty SQL; {ONLY}")
-    refusal = too_long(sql)
-    if refusal:
-        raise Refused(refusal)
-    try:
-        with _quiet_sqlglot():
-            statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
-    except sqlglot.errors.ParseError as exc:
-        word = _first_word(sql)
-        if word in _COMMANDS:
-            raise Refused(f"refused: {word} {_COMMANDS[word]}; {ONLY}") from None
-        first = exc.errors[0] if exc.errors else {}
-        where = f" at line {first.get('line')}, column {first.get('col')}" if first else ""
-        raise Refused(f"cannot parse SQL{where}: {first.get('description') or 'syntax error'}") from None
-    except sqlglot.errors.TokenError as exc:  # an unclosed quote or comment
-        word = _first_word(sql)
-        if word in _COMMANDS:
-            raise Refused(f"refused: {word} {_COMMANDS[word]}; {ONLY}") from None
-        raise Refused(f"cannot parse SQL: {' '.join(str(exc).split())[:200]} (an unclosed quote or comment?)") from None
-    except RecursionError:
-        raise Refused("cannot parse SQL: nested too deeply; flatten the parentheses or use a CTE") from None
-    # `select 1; -- done`: what follows the last semicolon is only a comment, not a second statement
-    statements = [s for s in statements if not isinstance(s, exp.Semicolon)]
-    if not statements:
-        raise Refused(f"refused: empty SQL; {ONLY}")
-    if len(statements) != 1:
-        raise Refused(f"refused: {len(statements)} statements; {ONLY} per call")
-    tree = statements[0]
-    try:
-        return _check_tree(sql, tree)
-    except RecursionError:
-        raise Refused("cannot parse SQL: nested too deeply; flatten the parentheses or use a CTE") from None
-
-
-def _check_tree(sql: str, tree: exp.Expression) -> exp.Query:
-    if not isinstance(tree, exp.Query):
-        word = _first_word(sql)
-        if word in ("", "WITH") or not word.isalpha():  # WITH x AS (...) INSERT ...: name the statement
-            word = tree.key.upper()
-        for kinds, what in _STATEMENTS:
-            if isinstance(tree, kinds):
-                raise Refused(f"refused: {word} {what}; {ONLY}")
-        what = _COMMANDS.get(word, "is not a query")
-        raise Refused(f"refused: {word or type(tree).__name__.upper()} {what}; {ONLY}")
-    ctes = frozenset(cte.alias_or_name.casefold() for cte in tree.find_all(exp.CTE))
-    for node in tree.walk():
-        for kinds, what in _STATEMENTS:
-            if isinstance(node, kinds):
-                raise Refused(f"refused: a nested {type(node).__name__.upper()} {what}; {ONLY}")
-        if isinstance(node, exp.Command):
-            raise Refused(f"refused: {node.name.upper()} is not a query; {ONLY}")
-        if isinstance(node, exp.Func) and _MACHINE_FUNCTION.match(_function_name(node)):
-            raise Refused(f"refused: {_function_name(node).lower()}() describes this machine, not the warehouse; "
-                          "query the warehouse tables")
-        if isinstance(node, exp.Func) and _FILE_FUNCTION.match(_function_name(node)):
-            raise Refused(f"refused: {_function_name(node).lower()}() reads files, URLs or other SQL; "
-                          f"query the warehouse tables")
-        if isinstance(node, exp.Table):
-            _check_table(node, ctes)
-    return tree
-
-
-def _check_table(table: exp.Table, ctes: frozenset[str]) -> None:
-    source = table.this
-    if isinstance(source, exp.Func) and not isinstance(source, _TABLE_FUNCTIONS):
-        name = _function_name(source).lower()
-        raise Refused(f"refused: table function {name}() may read files, URLs or other SQL; "
-                      f"query the warehouse tables")
-    parts = [p.name for p in table.parts]
-    if len(parts) == 1 and parts[0].casefold() in ctes:
-        return  # a CTE of the query, whatever its name ("q1.2018"): DuckDB reads it before any file
-    if parts and _MACHINE_VIEW.match(parts[-1]):
-        raise Refused(f"refused: {parts[-1]} describes this machine (files, settings), not the warehouse; query "
-                      "the warehouse tables or information_schema")
-    # sqlglot reads DuckDB's FROM 'data.csv' as a table named data.csv, and DuckDB scans such names as files
-    if isinstance(source, exp.Identifier) and _FILE_LIKE.search(source.name):
-        raise Refused(f"refused: {source.name!r} names a file or URL; query the warehouse tables")
-    if len(parts) > 1 and (parts[-1].casefold() in _FILE_EXTENSIONS or any(_PATH_CHARS.search(p) for p in parts)):
-        raise Refused(f"refused: {'.'.join(parts)!r} names a file (DuckDB reads a table it cannot find as a file "
-                      "path); query the warehouse tables")
 
 
 @dataclass
@@ -210,11 +69,13 @@ class Sandbox:
     """The warehouse of a bundle, opened read-only for an agent in a worker process.
 
     `run(sql)` gives what the agent sees. `new_session()` starts the next task on a fresh worker, so nothing
-    one task did (a seed, a cached plan) is there for the next.
+    one task did (a seed, a cached plan) is there for the next: the spare one, started with the current one.
     """
 
     def __init__(self, path: str | Path, *, timeout: float = DEFAULT_TIMEOUT, max_rows: int = DEFAULT_MAX_ROWS,
-                 memory_mb: int = DEFAULT_MEMORY_MB, threads: int = THREADS):
+                 memory_mb: int = DEFAULT_MEMORY_MB, threads: int = THREADS, wait: bool = True):
+        """`wait`: until the first worker has opened the warehouse (else it starts in the background, and a
+        warehouse it cannot open is said at the first query)."""
         for name, value, bounds in (("timeout", timeout, limits.TIMEOUT), ("memory_mb", memory_mb, limits.MEMORY_MB),
                                     ("max_rows", max_rows, limits.MAX_ROWS)):
             problem = limits.out_of_range(f"the sandbox's {name}", value, bounds)
@@ -228,22 +89,37 @@ class Sandbox:
         self.threads = threads
         if not self.path.is_file():
             raise DptoolError(f"{self.path}: warehouse not found; expected a bundle written by `dptool generate`")
+        if not _is_duckdb(self.path):  # said now, though the worker opens the file in the background
+            raise DptoolError(f"{self.path}: not a DuckDB database; expected a bundle written by `dptool generate`")
+        self._joined = FORKS and _FORK_SERVERS.join(self._command())  # left at close
         self._worker: _Worker | None = None
+        self._spare: _Worker | None = None  # the next session's worker, started while this one's task runs
         self._used = False
         self._start()
-        self.ready()  # a warehouse that cannot be opened is the user's error, said now
+        if wait:
+            self.ready()  # a warehouse that cannot be opened is the user's error, said now
+
+    def _command(self) -> list[str]:
+        return [sys.executable, "-m", "dptool.evaluate.sql_worker", str(self.path),
+                "--timeout", repr(self.timeout), "--grace", repr(self.grace), "--max-rows", str(self.max_rows),
+                "--memory-mb", str(self.memory_mb), "--threads", str(self.threads)]
+
+    def _new_worker(self) -> _Worker:
+        if not FORKS:
+            return _Worker(subprocess.Popen(self._command(), **_PIPES))
+        return _Worker(_FORK_SERVERS.get(self._command()).fork())
 
     def _start(self) -> None:
-        self._worker = _Worker([sys.executable, "-m", "dptool.evaluate.sql_worker", str(self.path),
-                                "--timeout", repr(self.timeout), "--grace", repr(self.grace),
-                                "--max-rows", str(self.max_rows), "--memory-mb", str(self.memory_mb),
-                                "--threads", str(self.threads)])
+        """Make the prepared spare the current worker (a new one if there is none), and prepare the next spare."""
+        self._worker, self._spare = self._spare or self._new_worker(), None
+        self._spare = self._new_worker()
         self._used = False
 
     def _stop(self) -> None:
-        if self._worker is not None:
-            self._worker.kill()
-            self._worker = None
+        for worker in (self._worker, self._spare):
+            if worker is not None:
+                worker.kill()
+        self._worker = self._spare = None
 
     def ready(self) -> None:
         """Wait until the worker has opened the warehouse (starting one if needed); DptoolError if it cannot."""
@@ -257,8 +133,9 @@ class Sandbox:
     def new_session(self) -> None:
         """Forget every query run so far: the next one runs on a fresh connection in a fresh process."""
         if self._used or self._worker is None:
-            self._stop()
-            self._start()  # imports while the agent thinks
+            if self._worker is not None:
+                self._worker.kill()
+            self._start()  # the spare, warm since the last task began; the next one starts now
 
     def run(self, sql: str) -> str:
         """The tool output an agent sees: a text table, or one line starting with "error:".
@@ -278,10 +155,12 @@ class Sandbox:
             if worker.spent:  # stopped at the memory or time limit: what it took is not all given back
                 worker.kill()
                 self._start()
+                self._used = True  # the same session goes on, on a fresh worker
             return reply
         # no answer in time: the query ignored the interrupt; or the worker died. Either way the next one is fresh
         code = worker.kill(wait=1.0 if reply is _GONE else 0.0)
         self._start()
+        self._used = True
         if reply is _TIMED_OUT or code == EXIT_STUCK:
             return f"error: {stopped_message(self.timeout)}"
         return (f"error: the SQL engine died on this query (exit code {code}); nothing was changed; "
@@ -298,6 +177,9 @@ class Sandbox:
 
     def close(self) -> None:
         self._stop()
+        if self._joined:
+            self._joined = False
+            _FORK_SERVERS.leave(self._command())
 
     def __enter__(self) -> Sandbox:
         return self
@@ -312,9 +194,8 @@ _TIMED_OUT, _GONE = object(), object()
 class _Worker:
     """One `sql_worker` process: requests written to its stdin, replies read by a thread from its stdout."""
 
-    def __init__(self, command: list[str]):
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
+    def __init__(self, proc: subprocess.Popen | _Forked):
+        self.proc = proc
         self.replies: queue.Queue[dict | None] = queue.Queue()
         self.spent = False  # the worker said its last query hit a limit: it exits, the next query needs a new one
         self.state: str | None = None  # None while starting, then "" (ready) or the reason it could not start
@@ -359,17 +240,170 @@ class _Worker:
 
     def kill(self, wait: float = 0.0) -> int | None:
         """End the process (after `wait` s for it to end by itself); its own exit code, None if it was killed."""
-        try:
-            code = self.proc.wait(timeout=wait) if wait else self.proc.poll()
-        except subprocess.TimeoutExpired:
+        if not wait and isinstance(self.proc, _Forked):  # no round trip: its fork server ends and reaps it
+            self.proc.end()
             code = None
-        if code is None:
-            self.proc.kill()
-            # a process that held gigabytes takes a while to be torn down: reaped aside, not waited for
-            threading.Thread(target=self.proc.wait, daemon=True).start()
+        else:
+            try:
+                code = self.proc.wait(timeout=wait) if wait else self.proc.poll()
+            except subprocess.TimeoutExpired:
+                code = None
+            if code is None:
+                self.proc.kill()
+                if isinstance(self.proc, subprocess.Popen):  # a forked one is reaped by its fork server
+                    # a process that held gigabytes takes a while to be torn down: reaped aside, not waited for
+                    threading.Thread(target=self.proc.wait, daemon=True).start()
         with contextlib.suppress(OSError):  # stdout is closed by its reader thread's end of file
             self.proc.stdin.close()
         return code
+
+
+def _is_duckdb(path: Path) -> bool:
+    """Whether the file starts as a DuckDB database file does (its magic bytes, "DUCK" at offset 8)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(12)[8:] == b"DUCK"
+    except OSError:
+        return False
+
+
+# a fork server passes file descriptors over a Unix socket of datagrams in order (SOCK_SEQPACKET: Linux); elsewhere
+# each worker is a new process
+FORKS = sys.platform.startswith("linux") and hasattr(socket, "send_fds") and hasattr(socket, "SOCK_SEQPACKET")
+_PIPES = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL, "text": True,
+          "encoding": "utf-8"}
+
+
+class _ForkServer:
+    """`sql_worker --fork-server`: forks each worker from a process that has DuckDB and sqlglot imported already.
+
+    Workers are named by a handle of ours, never by pid: only the fork server, which reaps them, knows whether a pid
+    is still its worker's.
+    """
+
+    def __init__(self, command: list[str]):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            self.proc = subprocess.Popen([*command, "--fork-server", str(theirs.fileno())], pass_fds=[theirs.fileno()],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL)
+        self.sock = ours
+        self._lock = threading.Lock()
+        self._handles = itertools.count(1)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def fork(self) -> _Forked:
+        """A new worker; it starts as soon as the fork server is up, without waiting for it here."""
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        handle = next(self._handles)
+        try:
+            with self._lock:
+                socket.send_fds(self.sock, [json.dumps({"fork": handle}).encode()], [stdin_r, stdout_w])
+        except OSError:
+            pass  # the fork server is gone: the worker's output ends at once, and it is said not to start
+        finally:
+            os.close(stdin_r)
+            os.close(stdout_w)
+        return _Forked(self, handle, open(stdin_w, "w", encoding="utf-8"), open(stdout_r, encoding="utf-8"))
+
+    def ask(self, request: dict) -> dict | None:
+        """The fork server's reply to a request (see dptool.evaluate.sql_worker); None when it is gone."""
+        with self._lock:
+            try:
+                self.sock.send(json.dumps(request).encode())
+                reply = self.sock.recv(4096)
+            except OSError:
+                return None
+        return json.loads(reply) if reply else None
+
+    def tell(self, request: dict) -> None:
+        """A request that has no reply."""
+        with self._lock, contextlib.suppress(OSError):
+            self.sock.send(json.dumps(request).encode())
+
+    def close(self) -> None:
+        """End the fork server (its workers end when their input closes, or were killed before)."""
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        try:
+            self.proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            threading.Thread(target=self.proc.wait, daemon=True).start()
+
+
+class _ForkServers:
+    """This process's fork servers, one per worker command line (warehouse and limits), shared by the sandboxes that
+    use it: a sandbox made for each attempt of a served run forks its workers at once, with no interpreter to start.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._servers: dict[tuple[str, ...], _ForkServer] = {}
+        self._users: dict[tuple[str, ...], int] = {}
+
+    def join(self, command: list[str]) -> bool:
+        with self._lock:
+            self._users[tuple(command)] = self._users.get(tuple(command), 0) + 1
+        return True
+
+    def get(self, command: list[str]) -> _ForkServer:
+        """The live fork server of `command` (started now if there is none, or it died)."""
+        with self._lock:
+            server = self._servers.get(tuple(command))
+            if server is None or not server.alive():
+                if server is not None:
+                    server.close()
+                server = self._servers[tuple(command)] = _ForkServer(command)
+            return server
+
+    def leave(self, command: list[str]) -> None:
+        """One sandbox less uses `command`; the last one out ends its fork server."""
+        with self._lock:
+            key = tuple(command)
+            self._users[key] -= 1
+            server = self._servers.pop(key, None) if not self._users[key] else None
+            if not self._users[key]:
+                del self._users[key]
+        if server is not None:
+            server.close()
+
+
+_FORK_SERVERS = _ForkServers()
+
+
+class _Forked:
+    """A worker forked by a `_ForkServer`, with the part of `subprocess.Popen` that `_Worker` uses."""
+
+    def __init__(self, server: _ForkServer, handle: int, stdin: TextIO, stdout: TextIO):
+        self.server, self.handle, self.stdin, self.stdout = server, handle, stdin, stdout
+
+    @property
+    def pid(self) -> int | None:
+        return (self.server.ask({"wait": self.handle, "timeout": 0}) or {}).get("pid")
+
+    def _code(self, request: dict) -> int | None:
+        reply = self.server.ask(request)
+        return -1 if reply is None else reply["code"]
+
+    def poll(self) -> int | None:
+        return self._code({"wait": self.handle, "timeout": 0})
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._code({"wait": self.handle, "timeout": START_TIMEOUT if timeout is None else timeout})
+        if code is None:
+            raise subprocess.TimeoutExpired(f"sql_worker {self.handle}", timeout)
+        return code
+
+    def kill(self) -> None:
+        self._code({"kill": self.handle})
+
+    def end(self) -> None:
+        """SIGKILL unless it has exited, without waiting for the fork server to say so."""
+        self.server.tell({"end": self.handle})
 
 
 def _cell(value) -> str:

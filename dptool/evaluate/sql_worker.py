@@ -11,15 +11,27 @@ Requests and replies, one JSON object a line:
                                then exits, and the next query runs on a fresh one)
     {"schema": true}       ->  {"output": "- schema.table(column TYPE, ...)\\n..."}
 At start the worker writes {"ready": true} once the warehouse is open, or {"error": "..."} and exits 1.
+
+With `--fork-server FD` the process is a fork server instead: it imports DuckDB and sqlglot once, then forks one such
+worker per request on the Unix socket FD (a new interpreter costs ~0.4 s; a fork, milliseconds). Each worker is still
+a process of its own, with its own connection, time limit and address-space cap. Requests on the socket, one JSON
+datagram each, with the handle the parent names the worker by (never its pid, which the system reuses once reaped):
+    {"fork": H} + two file descriptors (the worker's stdin and stdout)  ->  no reply
+    {"wait": H, "timeout": S}  ->  {"code": <exit code, minus the signal if killed; null while it runs>, "pid": P}
+    {"kill": H}                ->  {"code": ..., "pid": P} (SIGKILL unless it has exited)
+    {"end": H}                 ->  no reply (as kill, for a parent that needs no exit code and does not wait)
+The fork server exits when the parent closes the socket.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import signal
+import socket
 import sys
 import threading
 import time
@@ -27,7 +39,8 @@ from typing import TextIO
 
 import duckdb
 
-from dptool.evaluate.sandbox import EXIT_STUCK, Refused, Result, check_sql, render, stopped_message
+from dptool.evaluate.sandbox import EXIT_STUCK, Result, render, stopped_message
+from dptool.evaluate.sql_check import Refused, check_sql
 
 # DuckDB settings of the agent's connection: the second wall behind the parser. No temp_directory: a read-only
 # warehouse must not spill next to itself, so a query over the memory limit fails instead.
@@ -169,10 +182,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-rows", type=int, required=True)
     parser.add_argument("--memory-mb", type=int, required=True)
     parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--fork-server", type=int, default=None, metavar="FD")
     args = parser.parse_args(argv)
     # Ctrl-C reaches the whole process group: the parent stops this worker itself, with no traceback here
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if args.fork_server is not None:
+        return fork_server(args, socket.socket(fileno=args.fork_server))
     out, sys.stdout = sys.stdout, sys.stderr  # nothing else may write to the protocol's stream
+    return session(args, sys.stdin, out)
+
+
+def session(args: argparse.Namespace, requests: TextIO, out: TextIO) -> int:
+    """Open the warehouse, say so, then answer each request line until the input ends or a query spent the worker."""
     try:
         con = connect(args.warehouse, memory_mb=args.memory_mb, threads=args.threads)
         check_sql(WARM_UP)
@@ -183,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     runner = Runner(con, timeout=args.timeout, grace=args.grace, max_rows=args.max_rows, memory_mb=args.memory_mb)
     cap_address_space(args.memory_mb)
     _reply(out, {"ready": True})
-    for line in sys.stdin:
+    for line in requests:
         try:
             request = json.loads(line)
             output = schema(con) if request.get("schema") else runner.run(request["sql"])
@@ -194,6 +215,72 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         _reply(out, {"output": output})
     return 0
+
+
+def fork_server(args: argparse.Namespace, control: socket.socket) -> int:
+    """Fork a worker (`session`) per request on `control` until the parent closes it (see the module's docstring).
+
+    Single-threaded, so that a fork copies no lock held by another thread: DuckDB starts its threads only when a
+    connection opens, in the worker.
+    """
+    check_sql(WARM_UP)  # sqlglot's first-use costs, paid once here for every worker
+    pids: dict[int, int] = {}  # handle -> pid of each worker not yet reaped
+    codes: dict[int, int] = {}  # handle -> exit code of each reaped one
+    born: dict[int, int] = {}  # handle -> pid of every worker forked (for the parent's tests; reaped or not)
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(control, 4096, 2)
+        except OSError:
+            data, fds = b"", []
+        if not data:  # the parent is gone or done; its workers end when their input closes
+            return 0
+        request = json.loads(data)
+        if "fork" in request:
+            pid = os.fork()
+            if pid == 0:
+                control.close()
+                os._exit(_forked(args, *fds))
+            for fd in fds:
+                os.close(fd)
+            pids[request["fork"]] = born[request["fork"]] = pid
+            continue
+        handle = request.get("wait", request.get("kill", request.get("end")))
+        deadline = time.monotonic() + float(request.get("timeout") or 0)
+        while True:
+            _reap(pids, codes)
+            if handle not in pids or time.monotonic() >= deadline:
+                break
+            time.sleep(0.005)
+        if ("kill" in request or "end" in request) and handle in pids:
+            with contextlib.suppress(ProcessLookupError):  # not reaped, so the pid is still this worker's
+                os.kill(pids[handle], signal.SIGKILL)
+        if "end" not in request:
+            control.send(json.dumps({"code": codes.get(handle, None if handle in pids else -1),
+                                     "pid": born.get(handle)}).encode())
+
+
+def _reap(pids: dict[int, int], codes: dict[int, int]) -> None:
+    for handle, pid in list(pids.items()):
+        with contextlib.suppress(ChildProcessError):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                codes[handle] = os.waitstatus_to_exitcode(status)
+                del pids[handle]
+
+
+def _forked(args: argparse.Namespace, stdin_fd: int, stdout_fd: int) -> int:
+    """The body of a forked worker: its requests on `stdin_fd`, its replies on `stdout_fd`."""
+    try:
+        os.dup2(stdin_fd, 0)
+        os.dup2(stdout_fd, 1)
+        os.close(stdin_fd)
+        os.close(stdout_fd)
+        requests = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - open for the life of the process
+        out = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stdout = sys.stderr
+        return session(args, requests, out)
+    except BaseException:  # noqa: BLE001 - never back into the fork server's loop
+        return 1
 
 
 if __name__ == "__main__":
