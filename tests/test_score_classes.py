@@ -207,8 +207,8 @@ def test_attempts_and_epochs_beyond_the_bound_are_refused(tmp_path, bundle):
     answers = write_jsonl(tmp_path / "many.jsonl", [*gold, {"task_id": "pq_2", "attempt": 10**9, "answer": 3}])
     report, _, _ = scored(tmp_path, bundle, answers)
     assert report["epochs"] == 1 and report["overall"]["accuracy"] == 1.0
-    assert report["answers_file"]["problems"] == ["line 6: attempt 1000000000 is beyond the 100 attempts a run may hold "
-                                                  "(the line is not scored)"]
+    assert report["answers_file"]["problems"] == [
+        "line 6: attempt 1000000000 is beyond the 100 attempts a run may hold (the line is not scored)"]
     run = tmp_path / "run"
     run.mkdir()
     write_jsonl(run / "answers.jsonl", gold)
