@@ -5,7 +5,9 @@
 
 A scripted agent is a perfect agent that never thinks: next_task, then the task's gold_sql through execute_sql
 (search_kb with the question for a knowledge task, which has none), the same query once more, then submit_answer
-with the task's gold. Nothing happens between its calls, so what a run takes is the server's time and the SQL's.
+with the task's gold. By default nothing happens between its calls, so what a run takes is the server's time and
+the SQL's; `--think MS` adds MS milliseconds before every call (a model's turn), so that the HTTP runs show what
+several agents sharing a server gain when the server is not all there is to wait for (runs `http-N-think<MS>`).
 Every run serves the same sample of tasks (`dptool serve --sample N`, stratified, seed 42) into a new run folder.
 
 Writes benchmarks/results/serve.json:
@@ -88,12 +90,14 @@ def demo_bundle(workdir: Path) -> Path:
 class Agent:
     """One scripted agent on one MCP session: it works through tasks until next_task says there are none."""
 
-    def __init__(self, session: ClientSession, tasks: dict[str, dict]):
-        self.session, self.tasks = session, tasks
+    def __init__(self, session: ClientSession, tasks: dict[str, dict], think: float = 0.0):
+        self.session, self.tasks, self.think = session, tasks, think
         self.timings: list[dict] = []  # per task: first and warm execute_sql, milliseconds
         self.handles: list[str | None] = []
 
     async def call(self, tool: str, arguments: dict) -> tuple[str, float]:
+        if self.think:
+            await anyio.sleep(self.think)  # the model's turn before its call
         start = time.perf_counter()
         result = await self.session.call_tool(tool, arguments)
         ms = (time.perf_counter() - start) * 1000
@@ -150,7 +154,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-async def _http_run(bundle: Path, out: Path, sample: int, tasks: dict, agents: int) -> tuple[dict, list[Agent]]:
+async def _http_run(bundle: Path, out: Path, sample: int, tasks: dict, agents: int,
+                    think: float = 0.0) -> tuple[dict, list[Agent]]:
     port = _free_port()
     proc = subprocess.Popen([sys.executable, *_serve(bundle, out, "--sample", str(sample), "--http", "--port",
                                                      str(port))],
@@ -172,7 +177,7 @@ async def _http_run(bundle: Path, out: Path, sample: int, tasks: dict, agents: i
         async def one() -> None:
             async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
-                agent = Agent(session, tasks)
+                agent = Agent(session, tasks, think)
                 made.append(agent)
                 counts.append(await agent.run())
 
@@ -189,6 +194,11 @@ async def _http_run(bundle: Path, out: Path, sample: int, tasks: dict, agents: i
             proc.kill()
             proc.communicate()
     return _run_record(agents, sum(counts), seconds), made
+
+
+def _ratio(runs: dict, over: str, under: str) -> float | None:
+    a, b = runs.get(over), runs.get(under)
+    return round(a["seconds"] / b["seconds"], 2) if isinstance(a, dict) and isinstance(b, dict) else None
 
 
 def _run_record(agents: int, done: int, seconds: float) -> dict:
@@ -240,6 +250,8 @@ def main() -> None:
     parser.add_argument("--starts", type=int, default=7, help="starts of `dptool serve` over stdio timed")
     parser.add_argument("--agents", default="1,4,8", help="concurrent agents of each HTTP run")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of runs; each run's median seconds is kept")
+    parser.add_argument("--think", type=int, default=0, metavar="MS",
+                        help="also run the HTTP runs with MS milliseconds of a model's turn before every call")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -266,6 +278,10 @@ def main() -> None:
                 record["server_cpu_seconds"] = round(_children_cpu() - cpu, 2)
                 handles = all(h is not None for a in agents for h in a.handles)
                 runs[f"http-{n}"] = UNSUPPORTED if _shared_attempts(agents) else record
+            for n in sorted(int(a) for a in args.agents.split(",")) if args.think and handles else ():
+                record, agents = anyio.run(_http_run, bundle, workdir / f"http-{n}-think-{r}", args.sample, tasks, n,
+                                           args.think / 1000)
+                runs[f"http-{n}-think{args.think}"] = UNSUPPORTED if _shared_attempts(agents) else record
             rounds.append(runs)
         load_after = os.getloadavg()
         bare = bare_sql_ms(bundle, timings, tasks)
@@ -286,6 +302,8 @@ def main() -> None:
         "runs": runs,
         "http4_over_http1_seconds": (round(four["seconds"] / one["seconds"], 2)
                                      if isinstance(one, dict) and isinstance(four, dict) else None),
+        "think_ms": args.think,
+        "http4_over_http1_seconds_with_think": _ratio(runs, f"http-4-think{args.think}", f"http-1-think{args.think}"),
         "stdio_ready_seconds_each": [round(s, 3) for s in ready],
         "first_query_ms_max": round(max(first), 1),
         "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after]},
@@ -297,7 +315,7 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     for key in ("stdio_ready_seconds", "first_query_ms", "warm_query_ms", "bare_sql_ms", "overhead_per_call_ms",
-                "http4_over_http1_seconds"):
+                "http4_over_http1_seconds", "http4_over_http1_seconds_with_think"):
         print(f"{key:<26} {report[key]}")
     for name, run in runs.items():
         said = run if isinstance(run, str) else f"{run['tasks']} tasks in {run['seconds']} s, " \
