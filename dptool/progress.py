@@ -90,3 +90,26 @@ def progressbar(iterable: Iterable | None = None, *, length: int | None = None, 
         bar.finish(last=False)
         raise
     bar.finish()
+
+
+class _Beat(LogBar):
+    def line(self) -> str:
+        return f"  {self.label}: running, {time.monotonic() - self._start:.0f} s"
+
+
+@contextmanager
+def heartbeat(label: str, *, file=None, every: float = EVERY) -> Iterator[None]:
+    """A stage with no count to show (a dbt command): in a log or CI (no TTY) a line `label: running, N s` at least
+    every `every` seconds while it runs, and one when it ends; on a terminal nothing (dbt prints its own)."""
+    out = sys.stdout if file is None else file
+    isatty = getattr(out, "isatty", None)
+    if isatty is None or isatty():
+        yield
+        return
+    beat = _Beat(0, label, out, every).start()
+    try:
+        yield
+    except BaseException:
+        beat.finish(last=False)
+        raise
+    beat.finish()

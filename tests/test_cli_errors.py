@@ -322,3 +322,12 @@ def test_round_four_serve_refuses_epochs_that_would_fill_the_memory(tmp_path):
     _assert_one_line_error(proc, "epochs is 99999999999999999999: expected 1 to 100")
     # the CLI makes the (empty, marked) run folder before the run is set up: nothing of a run is in it
     assert not run.exists() or sorted(p.name for p in run.iterdir()) == [MARKER]
+
+
+def test_a_generate_refused_before_any_work_says_only_why(tmp_path):
+    (tmp_path / "dbt_project.yml").write_text("name: p\nprofile: p\n", encoding="utf-8")
+    (tmp_path / "mydata").mkdir()
+    (tmp_path / "mydata" / "notes.txt").write_text("mine", encoding="utf-8")
+    proc = run_cli("generate", "--project-dir", str(tmp_path), "--out", str(tmp_path / "mydata"))
+    assert proc.returncode == 1 and proc.stdout == "", proc.stdout  # no "[llm] none configured" before the refusal
+    assert proc.stderr.startswith("error: ") and "not empty" in proc.stderr and proc.stderr.count("\n") == 1

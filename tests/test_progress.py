@@ -52,3 +52,13 @@ def test_an_interrupted_stage_leaves_the_error_the_last_line():
     except KeyboardInterrupt:
         pass
     assert log.getvalue() == ""
+
+
+def test_a_dbt_command_in_a_log_says_it_is_running():
+    from dptool.progress import heartbeat
+
+    log = io.StringIO()  # `dbt docs generate` through dbt's runner prints nothing for minutes in a log
+    with heartbeat("dbt docs generate", file=log, every=0.05):
+        time.sleep(0.3)
+    lines = log.getvalue().splitlines()
+    assert len(lines) >= 4 and all(line.startswith("  dbt docs generate: running, ") for line in lines), lines

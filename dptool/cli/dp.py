@@ -11,6 +11,7 @@ import click
 from dptool.cli.llm import configured_llm, llm_options
 from dptool.cli.options import CommandGroup, Finite, project_options
 from dptool.outdir import check_file, write_file
+from dptool.progress import heartbeat
 
 NO_DOCS_HELP = "Use target/manifest.json and target/catalog.json as they are; run no dbt command."
 EMBED_HELP = "An embedding model for hybrid search, ollama:MODEL; without it the search is BM25 alone."
@@ -55,7 +56,8 @@ def _products(project, created: bool | None, docs_generate: bool):
 
     if docs_generate:
         click.echo("[dp] dbt docs generate")
-        project.run("docs", "generate")
+        with heartbeat("dbt docs generate"):
+            project.run("docs", "generate")
     manifest = project.load_manifest()
     return load_products(manifest, _catalog_json(project), _dialect(project, manifest), created=created,
                          manifest_path=str(project.manifest_path))
@@ -98,7 +100,8 @@ def provenance(project_dir, profiles_dir, dbt_target, no_docs_generate):
         click.echo("every properties file was already up to date")
     elif not no_docs_generate:
         click.echo("[dp] dbt docs generate (the new descriptions)")
-        project.run("docs", "generate")
+        with heartbeat("dbt docs generate"):
+            project.run("docs", "generate")
     click.echo(f"view: cd {project.project_dir} && dbt docs serve")
 
 

@@ -130,8 +130,14 @@ def generate(ctx, project_dir, profiles_dir, dbt_target, seed, out, target_tasks
                                                         "dbt_target") if kept[k] is not None)
              + " (options on the command line win)")
     client = configured_llm(llm, project_dir, ollama_host, llm_timeout)
-    if client is None and not quiet:
-        click.echo("[llm] none configured: template phrasing and stage-1 checks (deterministic)")
+    if client is None and not quiet:  # said with the run's first line: a run refused before any work says only why
+        said, rest = [], echo
+
+        def echo(text: str) -> None:
+            if not said:
+                said.append(True)
+                click.echo("[llm] none configured: template phrasing and stage-1 checks (deterministic)")
+            rest(text)
     from dptool.generate.pipeline import NoTask
 
     try:
