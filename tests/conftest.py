@@ -109,6 +109,10 @@ def demo_bundle(demo_project, tmp_path_factory) -> tuple[Path, subprocess.Comple
     out = tmp_path_factory.mktemp("bundle") / "bundle"
     proc = run_cli("generate", "--project-dir", str(demo_project.project_dir), "--out", str(out), "--quiet")
     assert proc.returncode == 0, proc.stderr
+    # the project still parses after generate, its gold models enabled or not (into a target of its own: the tests
+    # read the manifest generate left)
+    for gold in (False, True):
+        demo_project.run("parse", "--target-path", str(tmp_path_factory.mktemp("parse")), gold=gold)
     return out, proc
 
 

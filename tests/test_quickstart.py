@@ -51,3 +51,11 @@ def test_the_quickstart_runs_and_scores_the_reference_agent(ran):
     assert "Accuracy 100.0 %" in score
     assert (ran / "bundle" / "warehouse.duckdb").is_file()
     assert (ran / "score" / "report.html").is_file()
+
+
+def test_the_project_still_parses_after_the_quickstart(ran, tmp_path):
+    from dptool.project.dbt import DbtProject
+
+    project = DbtProject(ran)
+    for gold in (False, True):  # the gold models disabled, as in the user's runs, and enabled
+        project.run("parse", "--target-path", str(tmp_path / f"parse-{gold}"), gold=gold)
