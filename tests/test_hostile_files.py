@@ -19,7 +19,7 @@ from dptool.errors import DptoolError
 from dptool.evaluate import answers_file
 from dptool.evaluate.answers_file import Oversized, load_answers, load_run
 from dptool.evaluate.score import score
-from dptool.jsontext import dumps, line
+from dptool.files.jsontext import dumps, line
 from dptool.outdir import write_file, write_files, write_text_atomic
 from tests.conftest import run_cli
 from tests.small_bundle import TASKS, write_bundle

@@ -14,16 +14,18 @@ ALLOWED = {
     "errors": set(),
     "sql": {"errors"},
     "outdir": {"errors", "__init__"},
+    "files": {"errors"},
+    "progress": set(),
     "answers": {"errors"},
     "bundle": {"errors"},
     "project": {"errors", "sql", "__init__"},
     "llm": {"errors"},
     "demo": {"errors"},
-    "generate": {"project", "llm", "answers", "bundle", "sql", "outdir", "errors", "__init__"},
+    "generate": {"project", "llm", "answers", "bundle", "sql", "outdir", "progress", "errors", "__init__"},
     "dp": {"project", "llm", "sql", "outdir", "errors"},
-    "evaluate": {"answers", "bundle", "llm", "generate", "project", "sql", "outdir", "errors"},
-    "cli": {"project", "generate", "evaluate", "llm", "dp", "demo", "sql", "outdir", "answers", "bundle", "errors",
-            "__init__"},
+    "evaluate": {"answers", "bundle", "llm", "generate", "project", "sql", "outdir", "files", "errors"},
+    "cli": {"project", "generate", "evaluate", "llm", "dp", "demo", "sql", "outdir", "progress", "answers", "bundle",
+            "errors", "__init__"},
 }
 
 

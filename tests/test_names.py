@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dptool.names import MAX_STEM, file_name, transcript_name
+from dptool.files.names import MAX_STEM, file_name, transcript_name
 
 
 @pytest.mark.parametrize("name", ["t_0001", "cf_00804458", "a.b-c_d", "9"])

@@ -67,10 +67,10 @@ def test_the_answer_command_writes_the_reference_answers(scored, small_bundle, t
     for agent in ("gold-sql", "empty"):
         proc = run_cli("answer", str(small_bundle), "--agent", agent, "--out", str(tmp_path / f"{agent}.jsonl"))
         assert proc.returncode == 0, proc.stderr
-        # progress as generate shows it: a stage line first, then the bar (its label alone off a terminal)
+        # progress as generate shows it: a stage line first, then the bar (off a terminal, a line with its count)
         assert proc.stdout.splitlines()[0] == f"[answer] {agent} on {n} tasks of {small_bundle}" + (
             ": each task's base_sql and gold_sql run on the bundle's warehouse" if agent == "gold-sql" else "")
-        assert proc.stderr.splitlines()[0] == f"  {agent}"
+        assert proc.stderr.splitlines()[-1].startswith(f"  {agent}: {n}/{n} (100%), ")
         full = {r["task_id"]: r for r in map(json.loads, scored[agent][0].read_text(encoding="utf-8").splitlines())}
         written = [json.loads(line) for line in (tmp_path / f"{agent}.jsonl").read_text(encoding="utf-8").splitlines()]
         fp = fingerprint(small_bundle)

@@ -156,6 +156,8 @@ def test_four_agents_over_http_share_one_server_each_with_its_own_tasks(tmp_path
                 assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
                 time.sleep(0.2)
 
+        names, holding = ["a1", "a2", "a3", "a4"], []
+
         async def agent(name: str) -> list[str]:
             mine = []
             async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write), \
@@ -171,13 +173,16 @@ def test_four_agents_over_http_share_one_server_each_with_its_own_tasks(tmp_path
                         await anyio.sleep(0.1)
                         continue
                     mine.append(handed["task_id"])
+                    if len(mine) == 1:  # each holds its first task until all four hold one: four sessions at once
+                        holding.append(name)
+                        while len(holding) < len(names):
+                            await anyio.sleep(0.05)
                     sql = f"SELECT '{name}' AS agent, count(*) AS n FROM shop.orders"
                     assert not (await s.call_tool("execute_sql", {"sql": sql})).is_error
                     assert not (await s.call_tool("search_kb", {"query": "refunds"})).is_error
                     reply = await s.call_tool("submit_answer", {"task_id": handed["task_id"], "answer": name})
                     assert not reply.is_error, text_of(reply)
 
-        names = ["a1", "a2", "a3", "a4"]
         got = anyio.run(lambda: gather(*[lambda n=n: agent(n) for n in names]))
     finally:
         proc.send_signal(signal.SIGINT)

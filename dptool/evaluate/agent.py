@@ -29,9 +29,9 @@ from dptool.evaluate.kb import KnowledgeBase, domain_folder
 from dptool.evaluate.sandbox import DEFAULT_MAX_ROWS, DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Sandbox
 from dptool.evaluate.score import load_tasks
 from dptool.evaluate.select import Selection
-from dptool.jsontext import line
+from dptool.files.jsontext import line
+from dptool.files.names import file_name, transcript_name
 from dptool.llm.client import LLM, PROMPTS
-from dptool.names import file_name, transcript_name
 from dptool.outdir import write_text_atomic
 
 PROMPT_VERSION = "v1"

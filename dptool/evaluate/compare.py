@@ -26,7 +26,7 @@ from dptool.evaluate.failures import NAMED
 from dptool.evaluate.report import CSS, GROUPS, TEAM_GROUPS, class_definitions, failure_cell, hbar_chart, interval, pct
 from dptool.evaluate.score import as_run, load_run, score
 from dptool.evaluate.select import Selection
-from dptool.jsontext import dumps
+from dptool.files.jsontext import dumps
 from dptool.outdir import write_files
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from dptool.errors import DptoolError
 from dptool.evaluate.limits import EPOCHS, out_of_range
-from dptool.names import transcript_name
+from dptool.files.names import transcript_name
 from dptool.outdir import folder_mode
 
 SOURCE = "inspect"

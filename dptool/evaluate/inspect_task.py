@@ -49,6 +49,19 @@ from dptool.evaluate.select import Selection, read_ids
 _OPEN: dict[str, Environment] = {}
 
 
+def _task_name() -> str:
+    """The name that makes the task `dptool/benchmark` in inspect's registry. inspect puts a task under its package's
+    name by itself where the package lies in site-packages (a wheel's install); an editable install it recognises
+    only by a distribution named like the package, and dptool's distribution is dbt-dptool: there the task names
+    its package itself."""
+    import site
+    import sys
+
+    here = __file__.lower()
+    places = [*site.getsitepackages(), site.getusersitepackages(), *(p for p in sys.path if "site-packages" in p)]
+    return "benchmark" if any(here.startswith(p.lower()) for p in places) else "dptool/benchmark"
+
+
 def _names(value: str | list | None) -> tuple[str, ...]:
     """A -T value as names: "a,b" or a YAML list (inspect parses -T values as YAML)."""
     if value is None:
@@ -57,7 +70,7 @@ def _names(value: str | list | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v.strip() for item in values for v in str(item).split(",") if v.strip()))
 
 
-@task
+@task(name=_task_name())
 def benchmark(bundle: str, tasks: str | None = None, type: str | None = None, domain: str | None = None,
               tier: str | None = None, sample: int | None = None, seed: int = 42, epochs: int = 1,
               sql_timeout: float = DEFAULT_TIMEOUT, sql_memory: int = DEFAULT_MEMORY_MB,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dptool.evaluate.failures import NAMED, definition
 from dptool.evaluate.score import TIERS
-from dptool.jsontext import dumps, plain
+from dptool.files.jsontext import dumps, plain
 from dptool.outdir import write_files
 
 GROUPS = (("by_analysis_type", "By analysis type"), ("by_tier", "By tier"), ("by_rule_type", "By rule type"),

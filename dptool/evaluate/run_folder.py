@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dptool.errors import DptoolError
-from dptool.names import file_name
+from dptool.files.names import file_name
 from dptool.outdir import write_text_atomic as write_atomic
 
 LEDGER = "attempts.jsonl"

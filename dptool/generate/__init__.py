@@ -15,6 +15,6 @@ Beside the pipeline: ablate (`dptool ablate pairing`), link (`dptool link`: LLM-
 rule_free (a task's answer under no rule, and the tasks it answers right: card.md and the scorer read it).
 
 May import: dptool.project, dptool.llm (the client), dptool.answers, dptool.bundle, dptool.sql, dptool.outdir,
-dptool.errors.
+dptool.progress (progress in a log), dptool.errors.
 Not evaluate, dp or cli: data flows project -> generate -> bundle -> evaluate.
 """

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dptool.errors import DptoolError
+from dptool.project.nouns import noun  # noqa: F401 - the support's nouns, said here too
 
 MIN_ROWS = 30  # rows each group of an answer rests on, at least (the dbt var dptool_min_support overrides)
 MIN_ENTITIES = 10  # distinct entities (accounts, orders) each group rests on, at least
@@ -50,19 +51,6 @@ class Setting:
         if self.chosen:
             entity = ", entity: " + (self.chosen[0] if len(self.chosen) == 1 else f"[{', '.join(self.chosen)}]")
         return f"{{rows: {self.rows}, entities: {self.entities}{entity}}}"
-
-
-def noun(column: str) -> str:
-    """The entities a column or an entity name counts, plural: `sale_id` and `id_sale` -> "sales", `company` ->
-    "companies"."""
-    low = column.lower()
-    stem = column[:-3] if low.endswith("_id") else column[3:] if low.startswith("id_") else column
-    stem = stem.replace("_", " ").strip()
-    if stem.endswith(("s", "x", "ch", "sh")):
-        return stem + "es"
-    if stem.endswith("y") and stem[-2:-1] not in ("a", "e", "i", "o", "u", ""):
-        return stem[:-1] + "ies"
-    return stem + "s"
 
 
 def read_setting(project_dir: str | Path, project_name: str | None = None) -> Setting:

@@ -112,6 +112,7 @@ METRIC = Schema("metric", {
     "period": Key(TEXT, hint="the date that places a row in a period, as table.column, "
                              "e.g. orders.order_purchase_timestamp"),
     "duration": Key(TEXT, hint="how the durations the metric measures are counted"),
+    "entity": Key(TEXT, hint="the column one row belongs to, counted by the minimum support, e.g. sale_id"),
 })
 RULE = Schema("rule", {
     "title": Key(TEXT),

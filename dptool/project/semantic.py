@@ -1252,7 +1252,7 @@ def dumps(layer: SemanticLayer) -> str:
 def _rows_noun(model: SemanticModel) -> str:
     """What one row of a semantic model is, plural, as a person says it: its primary entity (`sale` -> "sales",
     `order_id` -> "orders"), else the model's name ("brand revenues" only when there is no entity to say)."""
-    from dptool.generate.minimum import noun
+    from dptool.project.nouns import noun
 
     if model.primary_entity:
         return noun(model.primary_entity)
