@@ -140,20 +140,41 @@ def data_product_page(docs: Docs, model: str = DATA_PRODUCT_MODEL, column: str =
 
 
 def report_page(browser: Browser, report: Path, task_id: str, shots: Path | None = None) -> SimpleNamespace:
-    """report.html: the heading of its Wrong answers section and one wrong task's question, gold and answer."""
-    browser.goto(report.resolve().as_uri(), "document.readyState === 'complete'", str(report))
-    article = (f"[...document.querySelectorAll('article.wrong')]"
-               f".find(a => a.querySelector('h3').firstChild.textContent.trim() === {json.dumps(task_id)})")
-    if not browser.evaluate(f"(a => a ? (a.setAttribute('data-dptool', 'wrong'), true) : false)({article})"):
-        raise AssertionError(f"{report}: no wrong answer {task_id}")
+    """report.html: its headings; the wrong answers filtered to one task's class (how many cards, drawn and in all),
+    then to the task itself: its card's question, class, rules in force, expected, rule-free and given answers."""
+    browser.goto(report.resolve().as_uri(), "document.querySelector('#wrong-count')?.textContent", str(report))
     headings = browser.evaluate("[...document.querySelectorAll('h2')].map(h => h.innerText)")
-    cells = browser.evaluate("[...document.querySelectorAll('[data-dptool=wrong] td pre')].map(p => p.innerText)")
-    question = browser.text("[data-dptool=wrong] p.q")
-    reason = browser.text("[data-dptool=wrong] p.no")
+    drawn_at_first = browser.evaluate("document.querySelectorAll('article.wrong').length")
+    failure = browser.evaluate("JSON.parse(document.getElementById('wrong-data').textContent)"
+                               f".find(c => c.id === {json.dumps(task_id)}).failure")
+
+    def choose(key: str, value: str) -> None:
+        browser.evaluate(f"(i => {{ i.value = {json.dumps(value)}; i.dispatchEvent(new Event('input')); }})"
+                         f"(document.querySelector('#wrong [data-key={key}]'))")
+
+    choose("failure", failure)
+    filtered = SimpleNamespace(count=browser.text("#wrong-count"),
+                               classes=browser.evaluate("[...document.querySelectorAll('article.wrong p.failure')]"
+                                                        ".map(p => p.innerText)"))
     if shots:
         browser.screenshot(shots / "report-top.png", "h1", until="section.charts > svg", max_height=500)
+        browser.screenshot(shots / "report-filtered.png", "#wrong", max_height=900)
+    choose("text", task_id)
+    card = f"article.wrong[data-task={json.dumps(task_id)}]"
+    if not browser.evaluate(f"document.querySelector({json.dumps(card)}) !== null"):
+        raise AssertionError(f"{report}: no wrong answer {task_id}")
+    browser.evaluate(f"document.querySelector({json.dumps(card)}).setAttribute('data-dptool', 'wrong')")
+
+    def cell(cls: str) -> str | None:
+        return browser.evaluate(f"(p => p ? p.innerText : null)(document.querySelector('[data-dptool=wrong] "
+                                f"td.{cls} pre'))")
+
+    if shots:
         browser.screenshot(shots / "report-wrong-answer.png", "[data-dptool=wrong]")
-    return SimpleNamespace(headings=headings, question=question, expected=cells[0], given=cells[1], reason=reason)
+    card_text = {name: browser.text(f"[data-dptool=wrong] p.{name}") for name in ("q", "no", "failure", "rules")}
+    return SimpleNamespace(headings=headings, question=card_text["q"], reason=card_text["no"],
+                           failure=card_text["failure"], rules=card_text["rules"], expected=cell("expected"),
+                           base=cell("base"), given=cell("given"), filtered=filtered, drawn_at_first=drawn_at_first)
 
 
 GRAPH_WINDOW = (1400, 900)

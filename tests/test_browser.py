@@ -139,6 +139,13 @@ def test_report_shows_a_wrong_answers_question_gold_and_given_answer(pages, scor
     assert pages.report.question == task["question"]
     assert json.loads(pages.report.expected) == task["gold"]
     assert json.loads(pages.report.given) == scored.answers[task["task_id"]] != task["gold"]
+    # the card says why, what the gold applies and what the answer is without the rules
+    result = next(r for r in scored.score["results"] if r["task_id"] == task["task_id"])
+    assert pages.report.failure == result["failure"] and result["failure"]
+    assert pages.report.rules.endswith("rules in force: " + ", ".join(task["rules_in_force"]))
+    assert json.loads(pages.report.base) == task["base"]
+    # filtered to its class, every card drawn is of that class
+    assert pages.report.filtered.classes and set(pages.report.filtered.classes) == {result["failure"]}
 
 
 def test_the_graph_page_fits_1400_px_and_no_edge_crosses_a_label(chromium, demo_catalog, tmp_path):
@@ -153,3 +160,37 @@ def test_the_graph_page_fits_1400_px_and_no_edge_crosses_a_label(chromium, demo_
     assert seen.collapsed["crossing"] == [] and seen.expanded["crossing"] == []
     # the metric -> table layer is folded away until asked for, then every edge is drawn
     assert 0 < seen.collapsed["edges"] < seen.expanded["edges"]
+
+
+def test_a_report_of_a_thousand_wrong_answers_stays_light_and_filters(chromium, tmp_path):
+    """1,000 wrong answers on 20 metrics and 10 rules: the page is a few hundred KB, draws 50 cards, and a filter by
+    metric and by rule draws exactly the matching ones."""
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    tasks = [{"task_id": f"pq_{i:04d}", "domain": "shop", "analysis_type": "point_query",
+              "tier": "knowledge+analytics+rule", "question": f"What was metric {i % 20} in month {i}?",
+              "answer_format": {"type": "value", "format": "number"}, "gold": {"value": 100.0 + i},
+              "base": {"value": 200.0 + i}, "tolerance": {"rel_tol": 0.001}, "metric_ids": [f"m{i % 20}"],
+              "rule_ids": [f"r{i % 10}"], "rules_in_force": [f"r{i % 10}"], "rule_types": ["exclusionary"]}
+             for i in range(1000)]
+    (bundle / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks), encoding="utf-8")
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"task_id": t["task_id"], "answer": t["base"] if i % 2 else {"value": 1}})
+                               + "\n" for i, t in enumerate(tasks)), encoding="utf-8")
+    proc = run_cli("score", str(bundle), str(answers), "--out", str(tmp_path / "score"))
+    assert proc.returncode == 0, proc.stderr
+    report = tmp_path / "score" / "report.html"
+    assert report.stat().st_size < 1_000_000
+    with browser.Browser() as chrome:
+        chrome.goto(report.as_uri(), "document.querySelector('#wrong-count')?.textContent", "report.html")
+        assert chrome.evaluate("document.querySelectorAll('article.wrong').length") == 50
+        assert chrome.text("#wrong-count") == "showing 50 of 1000"
+        chrome.evaluate("(s => { s.value = 'm3'; s.dispatchEvent(new Event('input')); })"
+                        "(document.querySelector('#wrong [data-key=metric]'))")
+        chrome.evaluate("(s => { s.value = 'r3'; s.dispatchEvent(new Event('input')); })"
+                        "(document.querySelector('#wrong [data-key=rules]'))")
+        ids = chrome.evaluate("[...document.querySelectorAll('article.wrong')].map(a => a.dataset.task)")
+        assert ids == [t["task_id"] for t in tasks if t["metric_ids"] == ["m3"] and t["rule_ids"] == ["r3"]][:50]
+        assert ids and chrome.text("#wrong-count") == f"showing {len(ids)} of {len(ids)} (filtered from 1000)"
+        classes = chrome.evaluate("[...document.querySelectorAll('article.wrong p.failure')].map(p => p.innerText)")
+        assert set(classes) == {"rules not applied"}  # m3 and r3 are odd: answered with the base

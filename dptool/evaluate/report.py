@@ -1,4 +1,5 @@
-"""Score reports: score.json, score.md and report.html (self-contained: inline SVG, no JS, no CDN)."""
+"""Score reports: score.json, score.md and report.html (self-contained: inline SVG, no CDN; a little inline script
+pages and filters the wrong answers, whose cards are data in the page, so a run of a thousand tasks stays light)."""
 
 from __future__ import annotations
 
@@ -268,7 +269,9 @@ td.n{text-align:right}
 .ok{color:#1e7b34}.no{color:#b3261e}.charts{display:flex;flex-wrap:wrap;gap:2rem}
 article.wrong{border-top:1px solid #e6ebf1;padding:.4rem 0}article.wrong h3{font-size:1rem;margin:.4rem 0}
 p.q{margin:.2rem 0;font-weight:500}dl.classes dt{font-weight:600;margin-top:.3rem}dl.classes dd{margin:0 0 0 1rem}
-article.wrong td{width:50%}pre{margin:0;white-space:pre-wrap;word-break:break-word;
+article.wrong td{width:33%}p.failure{margin:.1rem 0;color:#b3261e;font-weight:600}
+form.filters{display:flex;flex-wrap:wrap;gap:.4rem 1rem;margin:.5rem 0}form.filters select{max-width:16rem}
+pre{margin:0;white-space:pre-wrap;word-break:break-word;
 font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}"""
 
 
@@ -305,8 +308,7 @@ def html(report: dict, title: str) -> str:
         tables.append(failures_table(report))
     wrong = [r for r in report["results"] if not r["correct"]]
     if wrong:
-        tables.append(f"<section><h2>Wrong answers ({len(wrong)})</h2>"
-                      + "".join(_wrong_answer(r, report["against"]) for r in wrong) + "</section>")
+        tables.append(wrong_answers(wrong, report["against"]))
     heads = "".join(f"<th>{escape(h)}</th>" for h in ("task", "analysis type", "tier", "", "class", "reason",
                                                        *TASK_STATS))
     tasks = "".join(
@@ -329,14 +331,82 @@ def html(report: dict, title: str) -> str:
 SHOWN_CHARS = 2000  # of an answer or a gold on the page; score.json has them whole
 
 
-def _wrong_answer(r: dict, against: str) -> str:
-    """One wrong task: its question, the expected answer and the given one, side by side, escaped."""
-    given = "no answer" if r.get("answer") is None else _shown(r["answer"])
-    return (f"<article class=wrong><h3>{escape(r['task_id'])} <span class=muted>{escape(r['analysis_type'])}, "
-            f"{escape(r['tier'])}</span></h3><p class=q>{escape(r.get('question') or '(no question)')}</p>"
-            f"<table><tr><th>{escape(against)}</th><th>given</th></tr><tr><td><pre>{escape(_shown(r.get('expected')))}"
-            f"</pre></td><td><pre>{escape(given)}</pre></td></tr></table>"
-            f"<p class=no>{escape(r['reason'])}</p></article>")
+PAGE = 50  # wrong-answer cards drawn at a time: the page of a thousand wrong answers opens as fast as one of fifty
+FILTERS = (("failure", "class"), ("type", "analysis type"), ("metric", "metric"), ("rules", "rule"))
+
+
+def wrong_answers(wrong: list[dict], against: str) -> str:
+    """The wrong answers as cards, filtered by class, analysis type, metric and rule (and words or an id), drawn
+    PAGE at a time: each card holds the question, the class, the rules in force, the expected answer, the answer
+    without the rules and the given one. The cards are JSON in the page, drawn by its script as text (never HTML)."""
+    cards = [{"id": r["task_id"], "type": r["analysis_type"], "tier": r["tier"], "metric": r.get("metric") or "",
+              "rules": r.get("rule_ids") or [], "in_force": r.get("rules_in_force") or [],
+              "failure": r.get("failure") or r.get("kind") or "", "question": r.get("question") or "(no question)",
+              "expected": _shown(r.get("expected")), "base": None if r.get("without_rules") is None
+              else _shown(r["without_rules"]), "given": "no answer" if r.get("answer") is None else _shown(r["answer"]),
+              "reason": r["reason"]} for r in wrong]
+    selects = []
+    for key, label in FILTERS:
+        counts: dict[str, int] = {}
+        for card in cards:
+            for value in (card[key] if isinstance(card[key], list) else [card[key]]):
+                counts[value] = counts.get(value, 0) + 1
+        options = "".join(f'<option value="{escape(v, quote=True)}">{escape(v or "(none)")} ({n})</option>'
+                          for v, n in sorted(counts.items()))
+        selects.append(f'<label>{escape(label)} <select data-key="{key}"><option value="">all</option>{options}'
+                       "</select></label>")
+    data = dumps(cards).replace("</", "<\\/")  # no card can close the script that holds it
+    return (f'<section id=wrong><h2>Wrong answers ({len(wrong)})</h2><form class=filters onsubmit="return false">'
+            + "".join(selects) + '<label>search <input type=search data-key=text placeholder="task id or words">'
+            f'</label></form><p class=muted id=wrong-count></p><div id=wrong-cards></div>'
+            f'<p><button type=button id=wrong-more>show {PAGE} more</button></p>'
+            f'<script type="application/json" id=wrong-data>{data}</script>'
+            f"<script>{_CARDS_JS.replace('__PAGE__', str(PAGE)).replace('__AGAINST__', json.dumps(against))}"
+            "</script></section>")
+
+
+_CARDS_JS = """(() => {
+const cards = JSON.parse(document.getElementById('wrong-data').textContent);
+const box = document.getElementById('wrong-cards'), more = document.getElementById('wrong-more');
+const count = document.getElementById('wrong-count'), against = __AGAINST__;
+const inputs = [...document.querySelectorAll('#wrong form [data-key]')];
+let shown = __PAGE__;
+const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text; return e; };
+function keep(c) {
+  return inputs.every(i => {
+    const v = i.value.trim(); if (!v) return true;
+    if (i.dataset.key === 'text') { const w = v.toLowerCase();
+      return c.id.toLowerCase() === w || (c.id + ' ' + c.question).toLowerCase().includes(w); }
+    const have = c[i.dataset.key]; return Array.isArray(have) ? have.includes(v) : have === v;
+  });
+}
+function card(c) {
+  const a = el('article', 'wrong'); a.dataset.task = c.id;
+  const h = el('h3'); h.append(document.createTextNode(c.id + ' '));
+  h.append(el('span', 'muted', c.type + ', ' + c.tier)); a.append(h);
+  a.append(el('p', 'failure', c.failure));
+  a.append(el('p', 'q', c.question));
+  a.append(el('p', 'muted rules', 'metric ' + (c.metric || '(none)') + '; rules in force: '
+    + (c.in_force.length ? c.in_force.join(', ') : 'none')));
+  const t = el('table'), head = el('tr'), row = el('tr');
+  const cols = [[against, 'expected', c.expected], ['without the rules', 'base', c.base], ['given', 'given', c.given]];
+  for (const [label, cls, text] of cols) { if (text === null) continue;
+    head.append(el('th', '', label)); const td = el('td', cls); td.append(el('pre', '', text)); row.append(td); }
+  t.append(head, row); a.append(t); a.append(el('p', 'no', c.reason));
+  return a;
+}
+function draw() {
+  const kept = cards.filter(keep);
+  box.replaceChildren(...kept.slice(0, shown).map(card));
+  count.textContent = 'showing ' + Math.min(shown, kept.length) + ' of ' + kept.length
+    + (kept.length === cards.length ? '' : ' (filtered from ' + cards.length + ')');
+  more.hidden = kept.length <= shown;
+}
+inputs.forEach(i => i.addEventListener('input', () => { shown = __PAGE__; draw(); }));
+more.addEventListener('click', () => { shown += __PAGE__; draw(); });
+draw();
+})();"""
 
 
 def _shown(value) -> str:

@@ -152,6 +152,9 @@ def score(tasks: list[dict], answers: Answers, *, against: str = "gold", epochs:
             "failure": shown["failure"],
             "question": task.get("question", ""),
             "expected": task.get("gold") if task.get(expected) is None else task[expected],
+            # what the card of a wrong answer shows beside it: the rules its gold applies, the answer without them
+            "rules_in_force": [r for r in task.get("rules_in_force") or [] if isinstance(r, str)],
+            "without_rules": task.get(rule_free_key(task) or "base"),
             "answer": shown["answer"],
             **{stat: _mean([a[stat] for a in attempts if stat in a]) for stat in STATS},
             "attempts": attempts,
