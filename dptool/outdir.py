@@ -335,8 +335,13 @@ def staging_folder(out: Path) -> Path:
     `out` goes first: its staging folder, and the old folder it had moved aside (put back if `out` is gone)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     _clear_left_behind(out)
+    mode = folder_mode()  # read first: between the folder's making and its return, as little as can be
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
-    tmp.chmod(folder_mode())  # it becomes `out`: a folder as mkdir makes it, not mkdtemp's private one
+    try:
+        tmp.chmod(mode)  # it becomes `out`: a folder as mkdir makes it, not mkdtemp's private one
+    except BaseException:  # a Ctrl-C here: the caller never got the folder to remove
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return tmp
 
 

@@ -180,7 +180,7 @@ def test_reports_are_self_contained_and_byte_stable(scored, bundle, tmp_path):
     for name in ("score.json", "score.md", "report.html"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     page = (tmp_path / "a" / "report.html").read_text(encoding="utf-8")
-    assert "<script" not in page and " src=" not in page and " href=" not in page
+    assert " src=" not in page and " href=" not in page  # self-contained: its one script is inline
     assert set(re.findall(r"https?://[^\s\"'<>]+", page)) == {"http://www.w3.org/2000/svg"}
     tiers = [page.index(f">{word}</text>") for word in ("knowledge", "+ analytics", "+ rule")]
     assert tiers == sorted(tiers)  # the Figure 2 order: knowledge, + analytics, + rule

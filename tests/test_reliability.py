@@ -128,7 +128,7 @@ def test_a_record_without_attempt_is_attempt_1_and_k_is_the_highest_attempt_with
     answers = load_run(path)
     assert answers.by_task == {"t_a": 1.0} and answers.later == {("t_a", 3): 9.0}
     assert answers.problems == ["line 3: attempt 0 is not a whole number from 1 (the line is not scored)",
-                                "line 4: attempt true is not a whole number from 1 to 100 (the line is not scored)",
+                                "line 4: attempt true is not a whole number from 1 (the line is not scored)",
                                 "line 5: a second answer for t_a, attempt 3 (the last one counts)"]
     report = score(TASKS[:2], answers)
     # k = 3 (the highest attempt held): t_a right in attempt 1, missing in 2, wrong in 3; t_b missing thrice

@@ -482,29 +482,36 @@ def test_report_html_shows_each_wrong_task_with_its_question_gold_and_given_answ
         ("Which states lead?", STATES, None)]
     page = html(report, "run")
 
-    class Text(HTMLParser):
-        """The text of the page's "Wrong answers" section, element by element."""
+    class Scripts(HTMLParser):
+        """The page's script elements: their attributes and text."""
 
         def __init__(self):
             super().__init__()
-            self.tags, self.texts, self.inside = [], [], False
+            self.scripts, self.open = [], None
 
         def handle_starttag(self, tag, attrs):
-            self.tags.append(tag)
+            if tag == "script":
+                self.open = {"attrs": dict(attrs), "text": ""}
+                self.scripts.append(self.open)
+
+        def handle_endtag(self, tag):
+            self.open = None if tag == "script" else self.open
 
         def handle_data(self, data):
-            self.inside = self.inside or data.startswith("Wrong answers")
-            if self.inside and data.strip():
-                self.texts.append(data)
+            if self.open is not None:
+                self.open["text"] += data
 
-    parsed = Text()
+    parsed = Scripts()
     parsed.feed(page)
-    assert "script" not in parsed.tags  # the given answer is text, never markup
-    section = "\n".join(parsed.texts[:parsed.texts.index("Tasks")])
-    assert section.startswith("Wrong answers (2)")
-    assert "Was <b>R&D</b>'s \"share\" over 1?" in section and "Which states lead?" in section
-    assert '"value": "<script>alert(1)</script>"' in section and "no answer" in section
-    assert '"state": "SP"' in section and "Is this one right?" not in section
+    # two scripts, both the page's own: the wrong answers as JSON data, and what draws them (as text, never markup)
+    assert [s["attrs"] for s in parsed.scripts] == [{"type": "application/json", "id": "wrong-data"}, {}]
+    assert "<" not in parsed.scripts[0]["text"]  # an answer's "<script>" is JSON's \u003c, inside its string
+    cards = json.loads(parsed.scripts[0]["text"])
+    assert "Wrong answers (2)" in page and "Is this one right?" not in parsed.scripts[0]["text"]
+    assert [(c["id"], c["question"], c["given"]) for c in cards] == [
+        ("t_1", "Was <b>R&D</b>'s \"share\" over 1?", '{\n "value": "<script>alert(1)</script>"\n}'),
+        ("t_2", "Which states lead?", "no answer")]
+    assert '"state": "SP"' in cards[1]["expected"]
 
 
 def test_no_answer_takes_more_than_linear_time():

@@ -355,7 +355,7 @@ def wrong_answers(wrong: list[dict], against: str) -> str:
                           for v, n in sorted(counts.items()))
         selects.append(f'<label>{escape(label)} <select data-key="{key}"><option value="">all</option>{options}'
                        "</select></label>")
-    data = dumps(cards).replace("</", "<\\/")  # no card can close the script that holds it
+    data = dumps(cards).replace("<", "\\u003c")  # JSON's own escape: no card can open or close a tag in the page
     return (f'<section id=wrong><h2>Wrong answers ({len(wrong)})</h2><form class=filters onsubmit="return false">'
             + "".join(selects) + '<label>search <input type=search data-key=text placeholder="task id or words">'
             f'</label></form><p class=muted id=wrong-count></p><div id=wrong-cards></div>'
