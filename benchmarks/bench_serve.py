@@ -33,7 +33,6 @@ import os
 import platform
 import resource
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -52,6 +51,7 @@ sys.path.insert(0, str(REPO))
 
 from dptool import __version__  # noqa: E402
 from tests.conftest import copy_demo_project  # noqa: E402
+from tests.served import serve_http  # noqa: E402
 
 HANDLE = "attempt_id"  # what next_task names an attempt by, on a server that keeps several open at once
 UNSUPPORTED = "not supported by this server"
@@ -148,28 +148,10 @@ async def _stdio_run(bundle: Path, out: Path, sample: int, tasks: dict) -> tuple
     return _run_record(1, done, seconds), [agent]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 async def _http_run(bundle: Path, out: Path, sample: int, tasks: dict, agents: int,
                     think: float = 0.0) -> tuple[dict, list[Agent]]:
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, *_serve(bundle, out, "--sample", str(sample), "--http", "--port",
-                                                     str(port))],
-                            env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc, port = serve_http(bundle, out, "--sample", str(sample), env=_env(), stdout=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"dptool serve --http did not start: {proc.stderr.read()}") from None
-                await anyio.sleep(0.05)
         url = f"http://127.0.0.1:{port}/mcp"
         made: list[Agent] = []
         counts: list[int] = []

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -47,3 +50,24 @@ def serve_params(bundle: Path, out: Path, *args: str) -> StdioServerParameters:
 
 def text_of(result) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+def serve_http(bundle: Path, out: Path, *args: str, env: dict[str, str] | None = None,
+               stdout=subprocess.PIPE) -> tuple[subprocess.Popen, int]:
+    """`dptool serve --http` on a free loopback port, once it listens: (its process, the port). A server that ends
+    or does not listen within 120 s is a RuntimeError holding what it printed on stderr."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", "serve", str(bundle), "--http", "--port", str(port),
+                             "--out", str(out), *args], stdout=stdout, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, port
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"dptool serve --http did not start: {proc.communicate()[1]}") from None
+            time.sleep(0.05)

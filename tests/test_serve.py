@@ -11,10 +11,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -33,7 +29,7 @@ from dptool.evaluate.score import load_tasks
 from dptool.evaluate.select import Selection
 from dptool.evaluate.served_run import ServedRun
 from tests.conftest import run_cli
-from tests.served import RULE_TIER, serve_params, text_of
+from tests.served import RULE_TIER, serve_http, serve_params, text_of
 from tests.served import tiny_bundle as make_tiny_bundle
 
 ENV_TOOLS = {"execute_sql", "get_all_models", "get_model_details", "list_metrics", "search_kb", "get_kb_document"}
@@ -314,27 +310,11 @@ def test_hostile_sql_and_kb_paths_are_refused_in_one_line(bundle, tmp_path):
     assert sum(1 for c in calls if c["tool"] == "execute_sql" and c["error"]) == len(HOSTILE_SQL) + 1
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def test_streamable_http_on_loopback(bundle, tmp_path):
-    port = _free_port()
     out = tmp_path / "http-run"
-    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", "serve", str(bundle), "--http", "--port", str(port),
-                             "--out", str(out), "--sample", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc, port = serve_http(bundle, out, "--sample", "2")
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
-                time.sleep(0.2)
 
         async def session():
             async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write), \

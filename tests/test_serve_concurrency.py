@@ -11,7 +11,6 @@ import os
 import re
 import select
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ from dptool.evaluate.environment import Environment
 from dptool.evaluate.run_folder import OVERSIZED
 from dptool.evaluate.score import load_tasks
 from dptool.evaluate.served_run import ServedRun
-from tests.served import serve_params, text_of, tiny_bundle
+from tests.served import serve_http, serve_params, text_of, tiny_bundle
 
 ALREADY = re.compile(r"error: the answer to pq_1 \(attempt 1\) was already recorded at [\d-]+ [\d:]+ UTC "
                      r"\(attempt_id ([0-9a-f]{10})\); this one is not recorded")
@@ -136,25 +135,11 @@ def test_two_servers_on_one_folder_hand_out_distinct_attempts(tmp_path):
     assert sorted(r["task_id"] for r in lines(out / "answers.jsonl")) == ["pq_1", "pq_2", "pq_3"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def test_four_agents_over_http_share_one_server_each_with_its_own_tasks(tmp_path):
-    bundle, out, port = tiny_bundle(tmp_path, n=8), tmp_path / "run", _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", "serve", str(bundle), "--http", "--port", str(port),
-                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    bundle, out = tiny_bundle(tmp_path, n=8), tmp_path / "run"
+    proc, port = serve_http(bundle, out)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
-                time.sleep(0.2)
 
         names, holding = ["a1", "a2", "a3", "a4"], []
 
@@ -351,19 +336,9 @@ def test_a_bundle_replaced_under_a_running_server_stops_it_in_one_line(tmp_path)
 
 
 def test_a_bundle_replaced_under_an_http_server_stops_it_in_one_line(tmp_path):
-    bundle, port = tiny_bundle(tmp_path), _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", "serve", str(bundle), "--http", "--port", str(port),
-                             "--out", str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    bundle = tiny_bundle(tmp_path)
+    proc, port = serve_http(bundle, tmp_path / "run")
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
-                time.sleep(0.2)
 
         async def session():
             async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write), \
