@@ -170,9 +170,14 @@ class Warehouse:
     def _new_table(self) -> str:
         return f"memory.main.dptool_shared_{next(self._numbers)}"
 
-    def close(self) -> None:
-        for halt in list(self._halts):  # a query_each whose caller stopped without closing it: its queries stop
+    def interrupt(self) -> None:
+        """Stop the queries of every query_each still running, from any thread (their callers get errors); the
+        connection stays open."""
+        for halt in list(self._halts):
             halt()
+
+    def close(self) -> None:
+        self.interrupt()  # a query_each whose caller stopped without closing it: its queries stop
         self.con.close()
 
     def __enter__(self) -> Warehouse:
