@@ -404,13 +404,13 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                               gold_rows=done.gold_rows, gold_queries=done.gold_queries,
                               graph_json=graph_to_json(graph), card=text, extra_files=extra, record=record,
                               support=support, staged=staged)
-    counts["probed"] = len(probes)
-    counts["kept"] = sum(1 for t in tasks if t["gold_sql"])
+    counts.update(probed=len(probes), kept=sum(1 for t in tasks if t["gold_sql"]))
+    order = ("probed", "gold_compiled", "gold_run", "support_run", "validated", "kept", "rounds")
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
                           reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
                           dbt_seconds=round(project.dbt_seconds, 3),
                           dbt_cpu_seconds=round(project.dbt_cpu_seconds, 3), cpu_timings=stage.cpu, rows=done.rows,
-                          warnings=warnings, gold_models=len(tried), counts=dict(counts))
+                          warnings=warnings, gold_models=len(tried), counts={k: counts[k] for k in order})
 
 
 def unwritten_rules(catalog: Catalog, manifest: dict) -> list[str]:
