@@ -1,5 +1,6 @@
 """The reproduction of each round's gold_sql on the bundle's warehouse, run on a thread while the next round compiles:
-the same outcome as the reproduction run in sequence at export, whatever ran when; stopped and removed on an error."""
+the same outcome as the reproduction run in sequence at export, whatever ran when; stopped and removed on an error.
+And the ephemeral models the probes and every round's queries inline, computed once per run."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from dptool.generate.export import Reproduction, reproduce, write_bundle
 from dptool.generate.pipeline import generate
 from dptool.outdir import BUNDLE, check_replaceable
 from dptool.project.catalog import Catalog, Table
+from dptool.project.dbt import Connection
+from dptool.project.warehouse import Warehouse
+from dptool.sql import SharedQuery
 from tests.subscriptions import GENERATE_ARGS, copy_fixture, set_up
 
 SLOW = "select count(*) as n from range(10000000000) a where a.range % 7 = 3"
@@ -135,3 +139,33 @@ def test_generate_counts_what_each_step_ran_and_kept(subscriptions, tmp_path):
         assert _rounded(con.execute(task["gold_sql"]).fetchall()) == _rounded(gold), task["task_id"]
     con.close()
     assert not list(tmp_path.glob(".bundle.*"))
+
+
+def _shared(k: int) -> SharedQuery:
+    """A query reading the CTE every one of them shares (an ephemeral model, as dbt injects it)."""
+    return SharedQuery((("__dbt__cte__big", "select sum(amount) as s from main.orders"),),
+                       lambda ctes: f"with {ctes[0][0]} as ({ctes[0][1]}) select s + {k} as v from {ctes[0][0]}")
+
+
+def _tables(wh: Warehouse) -> list[str]:
+    return [n for (n,) in wh.con.execute("select table_name from duckdb_tables() where database_name = 'memory' "
+                                         "order by 1").fetchall()]
+
+
+def test_while_kept_each_shared_cte_is_computed_once_over_every_call(source):
+    source_path, _ = source
+    connection = Connection("duckdb", str(source_path))
+    with Warehouse.keeping(connection):
+        with Warehouse.of(connection) as wh:  # the probes' call
+            assert [r[1] for r in wh.query_shared([_shared(1), _shared(2)])] == [[(10.0,)], [(11.0,)]]
+            made = _tables(wh)
+        assert len(made) == 1
+        with Warehouse.of(connection) as again:  # a round's gold queries: the same warehouse, its table read
+            assert again is wh
+            assert [r[1] for r in again.query_shared([_shared(3)])] == [[(12.0,)]]
+            assert _tables(again) == made
+    with pytest.raises(duckdb.Error):  # closed with the block
+        wh.con.execute("select 1")
+    with Warehouse.of(connection) as alone:  # outside it: computed for the call, dropped after it
+        assert [r[1] for r in alone.query_shared([_shared(1), _shared(2)])] == [[(10.0,)], [(11.0,)]]
+        assert _tables(alone) == []

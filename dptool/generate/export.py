@@ -128,7 +128,8 @@ class Reproduction:
         self._wh: Warehouse | None = None
         try:
             export_tables(source_db, bundle_tables(catalog), self.folder / "warehouse.duckdb")
-            self._wh = Warehouse(self.folder / "warehouse.duckdb")
+            # a later round's gold_sql reads the ephemeral models an earlier round's computed
+            self._wh = Warehouse(self.folder / "warehouse.duckdb", keep_shared=True)
         except BaseException:
             self.close()
             raise

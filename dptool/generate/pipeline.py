@@ -284,6 +284,10 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             [s for s in pool if catalog.metrics[s.metric].domain == d], catalog.subset(d), cardinality, share,
             planned)]
     probes: dict = {}
+    # the ephemeral models the probes and every round's gold and support queries inline: computed once, until the
+    # last round is done
+    rounds = stack.enter_context(ExitStack())
+    rounds.enter_context(Warehouse.keeping(connection))
 
     def probe_more(more: list) -> None:
         fresh = [s for s in more if s.rules and s.id not in probes]
@@ -335,6 +339,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                 tried += again
                 done.add(run_round(again))
         _drop_duplicates(done)
+    rounds.close()
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
     warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + unwritten + conditions + \
         warnings
