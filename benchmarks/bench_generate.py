@@ -22,10 +22,10 @@ Then what no generate can skip for the tasks it kept, each part timed alone (wal
 run on the project's warehouse (a gold resting on too few rows is dropped), and their gold_sql run again on the
 bundle's (export's reproduction check); with the shared SQL, which is what their gold models cost on the target.
 `least_generate_over_shared_sql` is the least generate_over_shared_sql those parts allow in the shape generate
-runs them, on this machine's cores: dbt compiles on one thread while the reproduction runs on the other cores (the
-longer of the two), then the gold and support queries run on every core (their CPU seconds over the cores).
-`least_all_at_once_over_shared_sql` is the bound with every part at once: the longer of dbt's wall time and all
-their CPU seconds spread over every core.
+runs them, each part's wall seconds as measured alone on this machine (its cores and its load): dbt compiles while
+the reproduction runs beside it (the longer of the two), and the gold and support queries, which need their compile
+first, take the time they take. `least_all_at_once_over_shared_sql` is the bound with every part at once and
+nothing else on the machine: the longer of dbt's wall time and all their CPU seconds spread over every core.
 """
 
 from __future__ import annotations
@@ -115,13 +115,11 @@ def run_once(scale: float, target: int, workdir: Path) -> dict:
 
 def least_seconds(kept: dict[str, dict], cores: int) -> tuple[float, float]:
     """The least seconds the kept tasks' parts take in generate's shape, and all at once (module docstring)."""
-    cpu = {part: seconds["cpu_seconds"] for part, seconds in kept.items()}
-    beside = kept["dbt_compile"]["seconds"] if cores < 2 else \
-        max(kept["dbt_compile"]["seconds"], cpu.get("reproduction_sql", 0.0) / (cores - 1))
-    if cores < 2:
-        beside += cpu.get("reproduction_sql", 0.0)
-    shaped = beside + (cpu["shared_sql"] + cpu.get("support_sql", 0.0)) / cores
-    return shaped, max(kept["dbt_compile"]["seconds"], sum(cpu.values()) / cores)
+    wall = {part: seconds["seconds"] for part, seconds in kept.items()}
+    compile_, reproduce = wall["dbt_compile"], wall.get("reproduction_sql", 0.0)
+    beside = max(compile_, reproduce) if cores > 1 else compile_ + reproduce
+    shaped = beside + wall["shared_sql"] + wall.get("support_sql", 0.0)
+    return shaped, max(compile_, sum(seconds["cpu_seconds"] for seconds in kept.values()) / cores)
 
 
 def _reason(reason: str) -> str:
