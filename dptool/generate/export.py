@@ -114,7 +114,8 @@ def _reproduced(wh: Warehouse, tasks: list[dict], gold_rows: dict[str, list],
 
 class Reproduction:
     """The bundle's staging folder with its warehouse written first, and the gold_sql of each round run on it on a
-    thread of its own, while the caller goes on (the next round's dbt compile): `check` waits for them.
+    thread of its own, while the caller goes on (the next round's dbt compile): `check` waits for them. A DuckDB
+    target's tables are copied on that thread too (beside the first round's compile); another target's, at once.
 
     What `check` finds does not depend on when each query ran: it reads the outcome of each task the bundle keeps,
     in the bundle's order, and runs there any gold_sql not given before (or given with other SQL or rows). Closed
@@ -126,10 +127,22 @@ class Reproduction:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dptool-reproduce")
         self._given: dict[str, tuple[str, list, Future]] = {}  # task id -> gold_sql, gold rows, its outcome
         self._wh: Warehouse | None = None
-        try:
+
+        def write() -> None:
             export_tables(source_db, bundle_tables(catalog), self.folder / "warehouse.duckdb")
             # a later round's gold_sql reads the ephemeral models an earlier round's computed
             self._wh = Warehouse(self.folder / "warehouse.duckdb", keep_shared=True)
+
+        # a dbt adapter is not for two threads at once: the caller's dbt runs while this thread works
+        duckdb_file = not isinstance(source_db, Connection) or (
+            source_db.adapter_type == "duckdb" and source_db.path not in (None, "", ":memory:"))
+        try:
+            if duckdb_file:
+                self._written = self._pool.submit(write)
+            else:
+                write()
+                self._written = Future()
+                self._written.set_result(None)
         except BaseException:
             self.close()
             raise
@@ -137,6 +150,8 @@ class Reproduction:
     def submit(self, tasks: list[dict], gold_rows: dict[str, list],
                gold_queries: dict[str, SharedQuery] | None = None) -> None:
         """Run these tasks' gold_sql on the bundle's warehouse on the reproduction's thread; return at once."""
+        if self._written.done():
+            self._written.result()  # the warehouse could not be written: said now, not after every round
         sql_tasks = [t for t in tasks if t["gold_sql"] is not None]
         futures = {t["task_id"]: Future() for t in sql_tasks}
         for t in sql_tasks:
@@ -144,6 +159,7 @@ class Reproduction:
 
         def run() -> None:
             try:
+                self._written.result()
                 found = _reproduced(self._wh, sql_tasks, gold_rows, gold_queries)
             except BaseException as exc:  # noqa: BLE001 - each task's future says it
                 found = dict.fromkeys(futures, exc)
@@ -161,6 +177,7 @@ class Reproduction:
                 != (t["gold_sql"], gold_rows[t["task_id"]])]
         if late:
             self.submit(late, gold_rows, gold_queries)
+        self._written.result()
         found = {t["task_id"]: self._given[t["task_id"]][2].result() for t in sql_tasks}
         self._shut()
         for task in sql_tasks:
