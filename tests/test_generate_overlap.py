@@ -15,6 +15,7 @@ from dptool.errors import DptoolError
 from dptool.generate.export import Reproduction, reproduce, write_bundle
 from dptool.generate.pipeline import generate
 from dptool.outdir import BUNDLE, check_replaceable
+from dptool.project import warehouse
 from dptool.project.catalog import Catalog, Table
 from dptool.project.dbt import Connection
 from dptool.project.warehouse import Warehouse
@@ -169,3 +170,14 @@ def test_while_kept_each_shared_cte_is_computed_once_over_every_call(source):
     with Warehouse.of(connection) as alone:  # outside it: computed for the call, dropped after it
         assert [r[1] for r in alone.query_shared([_shared(1), _shared(2)])] == [[(10.0,)], [(11.0,)]]
         assert _tables(alone) == []
+
+
+def test_past_the_budget_a_calls_tables_go_when_it_is_done(source, monkeypatch):
+    source_path, _ = source
+    connection = Connection("duckdb", str(source_path))
+    monkeypatch.setattr(warehouse, "KEPT_BYTES", 0)  # no room: memory stays bounded whatever the data's size
+    with Warehouse.keeping(connection), Warehouse.of(connection) as wh:
+        assert [r[1] for r in wh.query_shared([_shared(1), _shared(2)])] == [[(10.0,)], [(11.0,)]]
+        assert _tables(wh) == []
+        assert [r[1] for r in wh.query_shared([_shared(3)])] == [[(12.0,)]]
+        assert _tables(wh) == []

@@ -130,8 +130,7 @@ class Reproduction:
 
         def write() -> None:
             export_tables(source_db, bundle_tables(catalog), self.folder / "warehouse.duckdb")
-            # a later round's gold_sql reads the ephemeral models an earlier round's computed
-            self._wh = Warehouse(self.folder / "warehouse.duckdb", keep_shared=True)
+            self._wh = Warehouse(self.folder / "warehouse.duckdb")
 
         # a dbt adapter is not for two threads at once: the caller's dbt runs while this thread works
         duckdb_file = not isinstance(source_db, Connection) or (

@@ -31,7 +31,7 @@ class Warehouse:
 
     Read-only, the file is attached to an in-memory database (its tables keep their names): that is where
     `query_shared` keeps the CTEs several queries read. With `keep_shared`, it keeps them until the warehouse is
-    closed, for later calls to read too.
+    closed, for later calls to read too, up to KEPT_BYTES of them.
     """
 
     dialect = "duckdb"
@@ -264,7 +264,7 @@ class _SharedCtes:
         except duckdb.Error:
             table = None  # the query meets the same error, and reports it, with the CTE in place
         finally:
-            if table is not None and self.kept is not None:
+            if table is not None and self.kept is not None and _room(cursor):
                 with self.lock:
                     self.kept[key] = table
             future.set_result(table)  # those waiting for it go on, whatever happened
@@ -282,6 +282,19 @@ class _SharedCtes:
 
 
 _HELD: dict[str, Warehouse] = {}  # resolved path -> the warehouse `Warehouse.keeping` holds open
+# the in-memory tables a warehouse keeps across calls, at most: past it, a call's tables go when it is done (memory
+# stays bounded on data of any size; what is kept only saves time)
+KEPT_BYTES = 1 << 30
+
+
+def _room(cursor) -> bool:
+    """Is there room under KEPT_BYTES for one more kept table (the in-memory tables now, this call's included)?"""
+    try:
+        (used,) = cursor.execute("select coalesce(sum(memory_usage_bytes), 0) from duckdb_memory() "
+                                 "where tag = 'IN_MEMORY_TABLE'").fetchone()
+    except duckdb.Error:  # interrupted: the table goes with its call
+        return False
+    return used <= KEPT_BYTES
 
 
 def _keys(ctes: tuple[tuple[str, str], ...]) -> list[tuple]:
