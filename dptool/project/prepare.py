@@ -144,8 +144,8 @@ def check_manifest_current(project: DbtProject, manifest: dict, skip: list[Path]
     partial-parse state of that parse has a checksum for (YAML properties, macros, docs blocks: `parsed_checksums`).
     The rest (dbt_project.yml, seeds over dbt's size limit, files dbt did not read, every file when that state is
     missing or another parse's) have their modification time compared with `metadata.generated_at`, which dbt sets
-    when it starts a parse, partial or not; a file written since may not be in it. A file the manifest names that is gone is
-    missing from the project. dptool's own folders (WRITTEN) are left out, and `skip` (the --rules-dir).
+    when it starts a parse, partial or not; a file written since may not be in it. A file the manifest names that
+    is gone is missing from the project. dptool's own folders (WRITTEN) are left out, and `skip` (the --rules-dir).
     """
     root = project.project_dir
     parsed = _generated_at(manifest)
