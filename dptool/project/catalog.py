@@ -16,6 +16,7 @@ from typing import Any
 from dptool.errors import DptoolError
 from dptool.files.names import reader_key
 from dptool.project import declarations, semantic
+from dptool.project.rule_columns import constant_columns
 
 DIMENSION_KINDS = ("temporal", "spatial", "categorical")
 RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
@@ -97,6 +98,8 @@ class Rule:
     # whether the macro can run while dbt parses (no graph, no query results then): gold models call each rule
     # at parse time for dbt docs' lineage, and one that cannot run there would break the project's `dbt parse`
     parses: bool = True
+    # the row-level columns the macro sets to a constant (dptool.project.rule_columns): no slice or group on them
+    constants: tuple[str, ...] = ()
 
 
 @dataclass
@@ -610,6 +613,7 @@ def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict, documents: d
         modifies=tuple(modifies),
         document=document,
         parses=parses(uid, macros),
+        constants=constant_columns(macro.get("macro_sql") or ""),
     )
 
 
