@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from dptool.errors import DptoolError
-from dptool.files.names import reader_key
 from dptool.project.catalog import load_catalog
+from dptool.project.labels import reader_key
 
 SHOP = Path(__file__).parent / "fixtures" / "shop_manifest.json"
 TABLES = "models/sales/staging/_sales__tables.yml"

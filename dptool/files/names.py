@@ -1,5 +1,4 @@
-"""File names made from data (a task id, a sample id, a group): each stays inside its folder; and the key under
-which two labels read the same (`reader_key`).
+"""File names made from data (a task id, a sample id, a group): each stays inside its folder.
 
 A name that is already a plain file name (lowercase ASCII letters, digits, `.`, `_`, `-`; starting with a letter or
 digit; at most MAX_STEM characters) is kept as it is, so the names of dptool's own task ids do not change. Any other
@@ -13,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 
 MAX_STEM = 100  # characters of a name, the digest included: room for a suffix within any file system's 255 bytes
 DIGEST = 16  # hex characters of sha256 kept
@@ -35,11 +33,3 @@ def file_name(name: str) -> str:
 def transcript_name(task_id: str, attempt: int) -> str:
     """The transcript file of one attempt of a task, in a run folder's transcripts/."""
     return f"{file_name(task_id)}-{int(attempt)}.json"
-
-
-def reader_key(label: str) -> str:
-    """What a reader sees of a label: compatibility forms folded (a fullwidth `Ａ` is `A`), case folded, and no
-    space, punctuation (hyphens and dashes of every kind) or invisible character: "Ａctive E-mail" and
-    "active email" have one key."""
-    text = unicodedata.normalize("NFKC", str(label)).casefold()
-    return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "PZC" and not ch.isspace())

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dptool.errors import DptoolError
-from dptool.files.names import reader_key
 from dptool.project import declarations, semantic
+from dptool.project.labels import reader_key
 from dptool.project.rule_columns import constant_columns
 
 DIMENSION_KINDS = ("temporal", "spatial", "categorical")
