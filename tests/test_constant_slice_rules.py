@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from dptool.generate.ids import Ids
 from dptool.generate.instantiate import constant_notes, instantiate
+from dptool.generate.refresh import reasked
 from dptool.generate.sample import Skeleton
 from dptool.project.catalog import load_catalog
 from dptool.project.rule_columns import constant_columns
@@ -76,3 +78,14 @@ def test_a_counterfactual_base_applies_every_governing_rule():
     assert made(shop(), skeleton, ("counterfactual",))
     assert made(shop(capital_sql="{% do q.columns.update({'state': \"'DF'\"}) %}"), skeleton,
                 ("counterfactual",)) == []
+
+
+def test_a_refresh_does_not_ask_again_a_question_the_rule_now_makes_constant():
+    old = {"task_id": "pq_1", "analysis_type": "point_query", "domain": "sales", "metric_ids": ["paid_rate"],
+           "rule_ids": ["paid_definition"], "rule_scope": "all", "dimension": "status", "slice": {"status": "paid"},
+           "spec": {"where": ["status = 'paid'"], "group_by": [], "shape": "value"}}
+    made, unaskable = reasked([old], shop(), PROFILES, Ids())
+    assert len(made) == 1 and not unaskable
+    made, unaskable = reasked([old], shop("{% do q.columns.update({'status': \"'paid'\"}) %}"), PROFILES, Ids())
+    assert made == [] and list(unaskable.values()) == [
+        "the rule paid_definition sets status, which it slices, groups or windows by, to a constant"]
