@@ -184,11 +184,15 @@ NO_UNIT = {"number": "a plain number (no unit declared)", "percent": "a percenta
            "currency": "an amount of money (no currency declared)"}
 
 
+# a share's one reading: questions ask it in percent, the metric models hold it as a fraction of 1
+PERCENT_SCALE = "answers give it in percent; the warehouse holds it as a fraction of 1 (0.25 is 25 %)"
+
+
 def unit_text(m) -> str:
-    """A metric's unit as a person says it: `USD (currency)`; without a declared unit, what its format says."""
-    if m.unit:
-        return f"{m.unit} ({m.format})"
-    return NO_UNIT.get(m.format, f"no unit declared ({m.format})")
+    """A metric's unit as a person says it: `USD (currency)`; without a declared unit, what its format says; a
+    percent's scale (PERCENT_SCALE)."""
+    text = f"{m.unit} ({m.format})" if m.unit else NO_UNIT.get(m.format, f"no unit declared ({m.format})")
+    return f"{text}: {PERCENT_SCALE}" if m.format == "percent" else text
 
 
 def policies_line(metric, catalog: Catalog) -> str:

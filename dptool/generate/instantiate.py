@@ -169,6 +169,8 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     dim = catalog.dimensions[skeleton.dimension]
     profile = profiles[dim.id]
     metric = catalog.metrics[skeleton.metric]
+    if _constant_under_rules(skeleton, analysis_type, catalog, [dim.column] + ([time[0].column] if time else [])):
+        return None
     where: list[str] = []
     slice_: dict = {}
     window = None
@@ -280,6 +282,23 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
         return make("value", gold_rules=tuple(r for r in governing if r != withdrawn), base_rules=governing,
                     rule_scope="all", withdrawn_rule=withdrawn)
     return make("value")
+
+
+def _constant_under_rules(skeleton: Skeleton, analysis_type: str, catalog: Catalog, columns: list[str]) -> bool:
+    """Whether a rule in force sets a column the task slices, groups or windows by to a constant: the slice would
+    hold every row or none, the breakdown one group. In force: the skeleton's rules, and for a counterfactual
+    (whose base applies them all) every rule that governs the metric."""
+    rules = set(skeleton.rules)
+    if analysis_type == "counterfactual":
+        rules |= {r.id for r in catalog.governing_rules(skeleton.metric)}
+    return any(col in catalog.rules[r].constants for r in rules if r in catalog.rules for col in columns)
+
+
+def constant_notes(catalog: Catalog) -> list[str]:
+    """One line per rule that sets a column to a constant: what `instantiate` does not ask where it is in force."""
+    return [f"note: rule {r.id} sets {', '.join(r.constants)} to a constant: no question slices, groups or windows "
+            f"{', '.join(r.modifies)} by {'them' if len(r.constants) > 1 else 'it'} where the rule is in force"
+            for r in sorted(catalog.rules.values(), key=lambda r: r.id) if r.constants]
 
 
 def _window_rows(time: DimensionProfile, window: Window) -> int:

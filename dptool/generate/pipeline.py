@@ -26,7 +26,7 @@ from dptool.generate.enrich import NotScorable, answer
 from dptool.generate.export import card, describe, describe_task, write_bundle
 from dptool.generate.graph import build_graph, graph_stats, graph_to_json
 from dptool.generate.ids import Ids, knowledge_key
-from dptool.generate.instantiate import instantiate, plausible_types
+from dptool.generate.instantiate import constant_notes, instantiate, plausible_types
 from dptool.generate.knowledge import knowledge_gaps, knowledge_tasks
 from dptool.generate.materialize import GOLD_DIR, Built, materialize, write_models
 from dptool.generate.minimum import read_setting
@@ -258,7 +258,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             conditions = unmatched_conditions(catalog, wh, manifest)
             proofs = read_proofs(manifest, catalog, wh)
             aliases = one_to_one(catalog, wh, profiles)  # brand_id and brand_name: one question, not two
-        for line in alias_note(catalog, aliases):
+        for line in alias_note(catalog, aliases) + constant_notes(catalog):
             echo(f"  {line}")
         for line in conditions:
             echo(f"  {line}")

@@ -15,6 +15,8 @@ from typing import Any
 
 from dptool.errors import DptoolError
 from dptool.project import declarations, semantic
+from dptool.project.labels import reader_key
+from dptool.project.rule_columns import constant_columns
 
 DIMENSION_KINDS = ("temporal", "spatial", "categorical")
 RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
@@ -96,6 +98,8 @@ class Rule:
     # whether the macro can run while dbt parses (no graph, no query results then): gold models call each rule
     # at parse time for dbt docs' lineage, and one that cannot run there would break the project's `dbt parse`
     parses: bool = True
+    # the row-level columns the macro sets to a constant (dptool.project.rule_columns): no slice or group on them
+    constants: tuple[str, ...] = ()
 
 
 @dataclass
@@ -609,6 +613,7 @@ def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict, documents: d
         modifies=tuple(modifies),
         document=document,
         parses=parses(uid, macros),
+        constants=constant_columns(macro.get("macro_sql") or ""),
     )
 
 
@@ -668,18 +673,34 @@ def _check_references(catalog: Catalog, manifest: dict, manifest_path: str) -> N
 
 
 def _check_labels(catalog: Catalog, manifest: dict) -> None:
-    """No two metrics share a label (case and spacing aside), across domains too: kb/metrics.md is one catalog
-    with a `## <label>` section per metric, and a question names a metric by its label alone ("our Cancellation
-    Rate"), never by its domain, so an agent could not tell which of the two it asks about."""
+    """No two metrics share a label as a reader sees it (`reader_key`: case, spacing, hyphens and fullwidth forms
+    aside), across domains too: kb/metrics.md is one catalog with a `## <label>` section per metric, and a question
+    names a metric by its label alone ("our Cancellation Rate"), never by its domain, so an agent could not tell
+    which of the two it asks about. Nor do two dimensions of one metric (`_check_dimension_labels`)."""
     seen: dict[str, Metric] = {}
     for _, metric in sorted(catalog.metrics.items()):
-        key = " ".join(metric.label.casefold().split())
+        key = reader_key(metric.label)
         other = seen.setdefault(key, metric)
         if other is not metric:
             first, second = (_metric_where(catalog, manifest, m) for m in (other, metric))
             raise DptoolError(f"{first} and {second} both have the label {metric.label!r}: kb/metrics.md would "
                               "hold two sections of that name and a question could not say which it means; give each "
                               "its own meta.dptool.metric.label (the semantic layer's: the metric's label)")
+    _check_dimension_labels(catalog)
+
+
+def _check_dimension_labels(catalog: Catalog) -> None:
+    """No two dimensions a metric is broken down or sliced by read the same: "by Ａctive" and "by active" would
+    name one of two columns, and a reader could not tell which."""
+    for _, metric in sorted(catalog.metrics.items()):
+        seen: dict[str, Dimension] = {}
+        for dim in catalog.dimensions_of(metric):
+            other = seen.setdefault(reader_key(dim.label), dim)
+            if other is not dim:
+                raise DptoolError(f"{other.where} ({other.column}) and {dim.where} ({dim.column}) both have the label "
+                                  f"{dim.label!r} as a reader sees it ({other.label!r}): a question on "
+                                  f"{metric.id} by or for it could not say which column it means; give each its own "
+                                  "label (the column's meta.dptool.label, or the semantic layer dimension's)")
 
 
 def _metric_where(catalog: Catalog, manifest: dict, metric: Metric) -> str:
