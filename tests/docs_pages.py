@@ -211,6 +211,53 @@ def graph_page(browser: Browser, page: Path, shots: Path | None = None) -> Simpl
     return SimpleNamespace(collapsed=collapsed, expanded=expanded)
 
 
+COMPARE_WINDOW = (1400, 900)
+# how far the page runs past the window, and every id or word drawn on more than one line: each `.id` element's
+# client rects, and each word of each text node (a range over it) on more than one line top
+COMPARE_LAYOUT = """(() => {
+    const broken = [];
+    for (const e of document.querySelectorAll('.id'))
+        if (new Set([...e.getClientRects()].map(r => Math.round(r.top))).size > 1) broken.push(e.textContent);
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT,
+        {acceptNode: n => n.parentElement.closest('script, style, svg') ? NodeFilter.FILTER_REJECT
+                                                                         : NodeFilter.FILTER_ACCEPT});
+    const range = document.createRange();
+    let words = 0;
+    for (let n; (n = walker.nextNode());) {
+        for (const m of n.textContent.matchAll(/\\S+/g)) {
+            range.setStart(n, m.index); range.setEnd(n, m.index + m[0].length);
+            const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+            if (tops.size) words++;
+            if (tops.size > 1) broken.push(m[0]);
+        }
+    }
+    const past = [...document.body.querySelectorAll('*')].filter(e => {
+        const box = e.getBoundingClientRect(); return box.width && box.right > window.innerWidth + 0.5;
+    }).map(e => e.tagName + ': ' + (e.textContent || '').slice(0, 40));
+    return {broken: broken, words: words, ids: document.querySelectorAll('.id').length, past: past,
+            overflow: document.documentElement.scrollWidth - window.innerWidth};
+})()"""
+
+
+def compare_page(browser: Browser, page: Path, shots: Path | None = None) -> SimpleNamespace:
+    """compare.html at 1,400 px: its layout (COMPARE_LAYOUT) as it opens, and with the list of the flipped tasks
+    opened from the summary's first count (the tasks drawn, and the count and group the button names); photographed
+    at the top (the leaderboard) and at the flips' summary with a count opened."""
+    browser.goto(page.resolve().as_uri(), "document.querySelector('#flip-count')?.textContent", str(page))
+    first = browser.evaluate(COMPARE_LAYOUT)
+    if shots is not None:
+        browser.screenshot(shots / "compare-top.png", "h1", until="#leaderboard", max_height=900)
+    group = browser.evaluate("(b => ({...b.dataset, n: Number(b.innerText)}))(document.querySelector('button.open'))")
+    browser.click("button.open")
+    opened = SimpleNamespace(
+        group=group, count=browser.text("#flip-count"),
+        tasks=browser.evaluate("[...document.querySelectorAll('#flip-cards tr')].map(tr => tr.dataset.task)"),
+        layout=browser.evaluate(COMPARE_LAYOUT))
+    if shots is not None:
+        browser.screenshot(shots / "compare-flips.png", "#flips", max_height=1100)
+    return SimpleNamespace(first=first, opened=opened)
+
+
 def main(argv: list[str] | None = None) -> int:
     """make docs-check: dbt docs of the whole demo, a base-sql score run, the pages read and photographed."""
     from dptool.project.dbt import DbtProject
