@@ -44,9 +44,10 @@ docs-serve: $(STAMP)
 	$(DOCS_SERVE)
 
 # what a reviewer reads, in headless Chromium (Debian's `chromium`): dbt docs of the whole demo (a gold model, the
-# overview dptool_tasks, a data product and a derived column) and report.html of a base-sql score run, checked and
-# photographed into target/docs-check/img (a check changes no tracked file); builds the demo first when there is no
-# bundle. `make docs-images` does the same and writes the photographs into docs/img, where the README shows them
+# overview dptool_tasks, a data product and a derived column), report.html of a base-sql score run, the graph page
+# and compare.html (base-sql against gold-sql), checked and photographed into target/docs-check/img (a check changes
+# no tracked file); builds the demo first when there is no bundle. `make docs-images` does the same and writes the
+# photographs into docs/img, where the README and the docs pages show them
 docs-check: $(STAMP)
 	test -f bundle/tasks.jsonl || $(MAKE) demo
 	$(BIN)/python -m tests.docs_pages --project-dir . --bundle bundle --out target/docs-check/img

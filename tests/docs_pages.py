@@ -1,10 +1,12 @@
 """The pages a reviewer reads, as headless Chromium renders them: a gold model's dbt docs page, the overview
-`dptool_tasks`, a data product's page and one of its derived columns expanded, and report.html's wrong answers.
+`dptool_tasks`, a data product's page and one of its derived columns expanded, report.html's wrong answers, the
+graph page and compare.html (base-sql against gold-sql).
 
 Each reader returns what the page shows (innerText: hidden elements are left out) and, given a folder, takes its
-screenshot. tests/test_browser.py asserts on what they read; `make docs-check` (`python -m tests.docs_pages`) runs
-them on the demo after `dbt docs generate --select '*' --vars '{dptool_gold: true}'` and writes the screenshots
-to target/docs-check/img (`make docs-images`: docs/img, the README's pictures).
+screenshot. tests/test_browser.py and tests/test_compare_page.py assert on what they read; `make docs-check`
+(`python -m tests.docs_pages`) runs them on the demo after `dbt docs generate --select '*' --vars
+'{dptool_gold: true}'` and writes the screenshots to target/docs-check/img (`make docs-images`: docs/img, the
+pictures of the README and the docs pages).
 """
 
 from __future__ import annotations
@@ -259,7 +261,8 @@ def compare_page(browser: Browser, page: Path, shots: Path | None = None) -> Sim
 
 
 def main(argv: list[str] | None = None) -> int:
-    """make docs-check: dbt docs of the whole demo, a base-sql score run, the pages read and photographed."""
+    """make docs-check: dbt docs of the whole demo, a base-sql score run, its compare with gold-sql, the pages
+    read and photographed."""
     from dptool.project.dbt import DbtProject
 
     parser = argparse.ArgumentParser(prog="python -m tests.docs_pages", description=main.__doc__)
@@ -279,6 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     for command in (("answer", str(args.bundle), "--agent", "base-sql", "--out", str(work / "base-sql.jsonl")),
                     ("score", str(args.bundle), str(work / "base-sql.jsonl"), "--out", str(work / "score")),
+                    ("answer", str(args.bundle), "--agent", "gold-sql", "--out", str(work / "gold-sql.jsonl")),
+                    ("compare", str(work / "base-sql.jsonl"), str(work / "gold-sql.jsonl"), "--bundle",
+                     str(args.bundle), "--out", str(work / "compare")),
                     ("graph", "--project-dir", str(project.project_dir), "--format", "html", "--out",
                      str(work / "graph.html"))):
         step(f"dptool {command[0]} ({' '.join(command[1:])})")
@@ -297,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
         report = report_page(browser, work / "score" / "report.html", wrong["task_id"], args.out)
     with Browser(window=GRAPH_WINDOW) as browser:
         graph = graph_page(browser, work / "graph.html", args.out)
+    with Browser(window=COMPARE_WINDOW) as browser:
+        compared = compare_page(browser, work / "compare" / "compare.html", args.out)
     problems = [what for what, ok in [
         (f"{task['task_id']}: the question", task["question"] in gold.description),
         (f"{task['task_id']}: the rule macros among Depends On",
@@ -306,6 +314,9 @@ def main(argv: list[str] | None = None) -> int:
         (f"report.html: {wrong['task_id']}'s question", report.question == wrong["question"]),
         ("graph.html: within 1,400 px", graph.expanded["overflow"] <= 0),
         ("graph.html: no edge across a label", not graph.collapsed["crossing"] + graph.expanded["crossing"]),
+        ("compare.html: within 1,400 px", compared.first["overflow"] <= 0 and not compared.first["past"]),
+        ("compare.html: no id or word cut", not compared.first["broken"] + compared.opened.layout["broken"]),
+        ("compare.html: a count lists its tasks", len(compared.opened.tasks) == min(compared.opened.group["n"], 50)),
     ] if not ok]
     for png in sorted(args.out.glob("*.png")):
         print(f"  {png} {png.stat().st_size // 1024} KB")
