@@ -70,12 +70,20 @@ class Docs:
 
 
 def gold_page(docs: Docs, task: dict, shots: Path | None = None) -> SimpleNamespace:
-    """A task's gold model: its description (question, metric, rule documents) and, in "Depends On", the models
-    and the macros it depends on (the Macros tab shows only after a click)."""
+    """A task's gold model: its description (question, metric, the reviewer's fields as table rows, rule
+    documents, and what of it runs past the section's edge) and, in "Depends On", the models and the macros it
+    depends on (the Macros tab shows only after a click)."""
     b = docs.browser
     docs.open(task["dbt_node"])
     title = b.text(f"{APP} .app-title")
     description = docs.text("description")
+    section = json.dumps(docs.section("description"))
+    # the fields a reviewer checks, a table row each; and what of the description runs past its section's edge
+    fields = b.evaluate(f"[...document.querySelectorAll({section} + ' table tr')].slice(1)"
+                        ".map(tr => [...tr.cells].map(td => td.innerText.trim()))")
+    cut = b.evaluate(f"(s => {{ const edge = s.getBoundingClientRect().right; return [...s.querySelectorAll('*')]"
+                     ".filter(e => e.getBoundingClientRect().right > edge + 1)"
+                     f".map(e => e.tagName + ': ' + e.innerText.slice(0, 60)); }})(document.querySelector({section}))")
     depends = docs.section("depends_on")
     tabs = b.evaluate(f"[...document.querySelectorAll('{depends} .nav-tabs a')].map(a => a.innerText.trim())")
     models = b.text(f"{depends} .list-unstyled")
@@ -90,7 +98,8 @@ def gold_page(docs: Docs, task: dict, shots: Path | None = None) -> SimpleNamesp
         b.screenshot(shots / "gold-model.png", f"{APP} .app-title", until=docs.section("description"),
                      max_height=900)
         b.screenshot(shots / "gold-model-macros.png", depends)
-    return SimpleNamespace(title=title, description=description, tabs=tabs, models=models, macros=macros)
+    return SimpleNamespace(title=title, description=description, tabs=tabs, models=models, macros=macros,
+                           fields=dict(row for row in fields if len(row) == 2), cut=cut)
 
 
 def tasks_page(docs: Docs, shots: Path | None = None) -> SimpleNamespace:
@@ -307,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
         compared = compare_page(browser, work / "compare" / "compare.html", args.out)
     problems = [what for what, ok in [
         (f"{task['task_id']}: the question", task["question"] in gold.description),
+        (f"{task['task_id']}: the reviewer's fields, a row each", gold.fields.get("analysis type") ==
+         task["analysis_type"] and "gold answer" in gold.fields and "support" in gold.fields),
+        (f"{task['task_id']}: nothing past the description's edge", not gold.cut),
         (f"{task['task_id']}: the rule macros among Depends On",
          all(f"rule__{r}" in gold.macros for r in task["rule_ids"])),
         (f"{DATA_PRODUCT_MODEL}: the request", "Data product request" in product.description),
