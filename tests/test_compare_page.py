@@ -125,3 +125,29 @@ def test_a_compare_of_a_thousand_tasks_stays_light_and_draws_fifty_rows_at_a_tim
         assert chrome.evaluate("[...document.querySelectorAll('#flip-cards tr')].map(tr => tr.dataset.task)") == \
             ["dec_001ea530"]
         assert_laid_out(chrome.evaluate(docs_pages.COMPARE_LAYOUT))
+
+
+def test_ids_that_look_like_markup_are_shown_as_text(chromium, tmp_path):
+    """A task id, metric and rule holding markup and quotes: in the summary's data and the list, text, never
+    markup."""
+    hostile = '<img src=x onerror="document.title=1">'
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    tasks = [{**compare_runs.task(i), "task_id": f"{hostile}{i}", "metric_ids": [f'm"{hostile}'],
+              "rule_ids": [f"r'{hostile}"], "rules_in_force": [f"r'{hostile}"]} for i in range(4)]
+    (bundle / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks), encoding="utf-8")
+    runs = []
+    for name, right in (("a", (0, 1, 2)), ("b", (3,))):
+        runs.append(tmp_path / f"{name}.jsonl")
+        runs[-1].write_text("".join(json.dumps({"task_id": t["task_id"], "answer": t["gold"] if i in right else 0})
+                                    + "\n" for i, t in enumerate(tasks)), encoding="utf-8")
+    compare(tmp_path / "out", bundle, *runs)
+    with browser.Browser(window=docs_pages.COMPARE_WINDOW) as chrome:
+        seen = docs_pages.compare_page(chrome, tmp_path / "out" / "compare.html")
+        chrome.evaluate("document.querySelectorAll('button.groups').forEach(b => b.click())")
+        chrome.evaluate("document.querySelectorAll('tr.sub button.open')[0].click()")
+        shown = chrome.evaluate("[...document.querySelectorAll('#flip-cards tr')].map(tr => tr.cells[2].innerText)")
+        assert chrome.evaluate("document.querySelectorAll('img').length") == 0
+        assert chrome.evaluate("document.title").startswith("Compare: ")
+    assert shown and all(s.startswith(hostile) for s in shown)
+    assert seen.opened.tasks and all(t.startswith(hostile) for t in seen.opened.tasks)
