@@ -79,8 +79,10 @@ def gold_page(docs: Docs, task: dict, shots: Path | None = None) -> SimpleNamesp
     description = docs.text("description")
     section = json.dumps(docs.section("description"))
     # the fields a reviewer checks, a table row each; and what of the description runs past its section's edge
-    fields = b.evaluate(f"[...document.querySelectorAll({section} + ' table tr')].slice(1)"
-                        ".map(tr => [...tr.cells].map(td => td.innerText.trim()))")
+    # (the first table whose head is "field | value": a rule document below may hold tables of its own)
+    fields = b.evaluate(f"(t => t ? [...t.rows].slice(1).map(tr => [...tr.cells].map(td => td.innerText.trim())) : [])"
+                        f"([...document.querySelectorAll({section} + ' table')].find(t => t.rows[0] && "
+                        "[...t.rows[0].cells].map(c => c.textContent.trim()).join('|') === 'field|value'))")
     cut = b.evaluate(f"(s => {{ const edge = s.getBoundingClientRect().right; return [...s.querySelectorAll('*')]"
                      ".filter(e => e.getBoundingClientRect().right > edge + 1)"
                      f".map(e => e.tagName + ': ' + e.innerText.slice(0, 60)); }})(document.querySelector({section}))")
