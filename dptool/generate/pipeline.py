@@ -345,7 +345,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         warnings += parity.warnings() if parity is not None else []
         models = write_models(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
                               {t["task_id"]: t["question"] for t in tasks}, out=out,
-                              previous=project.target_dir / KEPT / GOLD_DIR)
+                              previous=project.target_dir / KEPT / GOLD_DIR, records={t["task_id"]: t for t in tasks})
         # The gold models are left to the next dbt command's parse (dptool's catalog leaves them out; parsing them
         # cost a quarter of generate: none passes dbt's static parser); what `dptool graph` and `ablate` read
         # from target/manifest.json, the semantic layer's models and rule documents, is parsed when it changed.
