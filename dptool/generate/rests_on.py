@@ -112,11 +112,18 @@ def rests_on(value: str, rate: bool) -> dict:
 
 
 def counted(catalog: Catalog, metric_ids) -> dict[str, dict]:
-    """What each leaf metric under `metric_ids` rests on, by metric id (the support macro's `counted`): a leaf
-    counts events when it is a rate (a composite's events are those of the rates it is computed from)."""
+    """What each leaf metric under `metric_ids` rests on, by metric id (the support macro's `counted`): its rows,
+    its events when it is a rate (a composite's events are those of the rates it is computed from), and its own
+    entity (declared, or the column it counts distinct values of)."""
     leaves = {m for metric_id in metric_ids for m in catalog.metric_tree(metric_id)
               if not catalog.metrics[m].components}
-    return {m: rests_on(catalog.metrics[m].value, catalog.metrics[m].format == "percent") for m in sorted(leaves)}
+    out = {}
+    for m in sorted(leaves):
+        metric = catalog.metrics[m]
+        out[m] = rests_on(metric.value, metric.format == "percent")
+        if metric.entity or distinct_column(metric.value):
+            out[m]["entity"] = metric.entity or distinct_column(metric.value)
+    return out
 
 
 def distinct_column(value: str) -> str:

@@ -10,8 +10,8 @@
   `counted[<metric>].events` holds, a rate's numerator events; NULL without one), and `value`, 1 when the
   group passes every `having` of its rules (a suppression) and 0 when a rule removes it. No `having` filters the rows, so a removed group is
   still listed. A composite gives one row per leaf metric it is computed from and group (`support_input`).
-  `entity` lists the entity columns to try, in order; the first the metric model has is counted (none:
-  the rows themselves). The dbt var `dptool_min_support` ({rows, entities, entity}) overrides the minimum
+  `entity` lists the entity columns to try, in order, after a leaf's own (`counted[<metric>].entity`); the
+  first the metric model has is counted (none: the rows themselves). The dbt var `dptool_min_support` ({rows, entities, entity}) overrides the minimum
   and the entity; the minimum read is returned as `support_min_rows` and `support_min_entities`.
 -#}
 {% macro support(metric, rules=[], where=[], group_by=[], period=none, entity=[], min_rows=30, min_entities=10,
@@ -22,30 +22,34 @@
   {%- endif -%}
   {%- set setting = var('dptool_min_support', {}) -%}
   {%- set chosen = setting.get('entity') if setting is mapping and setting.get('entity') else [] -%}
-  {%- set chosen = ([chosen] if chosen is string else chosen) + entity -%}
+  {%- set chosen = [chosen] if chosen is string else chosen -%}
   {%- set rows = (setting.get('rows', min_rows) if setting is mapping else min_rows) | int -%}
   {%- set entities = (setting.get('entities', min_entities) if setting is mapping else min_entities) | int -%}
   {%- set events = (setting.get('events', min_events) if setting is mapping else min_events) | int -%}
   {%- set q = dptool.build_metric_spec(metric, rules, where, group_by, period, []) -%}
   {%- set parts = [] -%}
-  {%- do dptool.support_parts(q, chosen, rows, entities, parts, counted, events) -%}
+  {%- do dptool.support_parts(q, entity, rows, entities, parts, counted, events, chosen) -%}
   {{ return(parts | join('\nunion all\n')) }}
 {% endmacro %}
 
-{#- support_parts(q, entity, rows, entities, parts, counted, events): one support query per leaf spec of q,
-    appended to parts. -#}
-{% macro support_parts(q, entity, rows, entities, parts, counted={}, events=10) %}
+{#- support_parts(q, entity, rows, entities, parts, counted, events, chosen): one support query per leaf spec of
+    q, appended to parts. A leaf counts the first entity column its rows have of: the var's (`chosen`), its own
+    (`counted[<leaf>].entity`: the sellers a per-seller denominator counts), then `entity`. -#}
+{% macro support_parts(q, entity, rows, entities, parts, counted={}, events=10, chosen=[]) %}
   {%- if q.inputs -%}
     {#- each input's spec already holds the composite's filters and having (dptool.build_metric_spec) -#}
     {%- for input in q.inputs -%}
-      {%- do dptool.support_parts(input.spec, entity, rows, entities, parts, counted, events) -%}
+      {%- do dptool.support_parts(input.spec, entity, rows, entities, parts, counted, events, chosen) -%}
     {%- endfor -%}
     {{ return(parts) }}
   {%- endif -%}
-  {%- set column = namespace(name=none) -%}
-  {%- for c in entity if column.name is none and c in q.source_columns -%}{%- set column.name = c -%}{%- endfor -%}
-  {%- set kept = '(' ~ q.having | join(') and (') ~ ')' if q.having else '1 = 1' -%}
   {%- set reads = counted.get(q.metric, {}) -%}
+  {%- set own = reads.get('entity') or [] -%}
+  {%- set column = namespace(name=none) -%}
+  {%- for c in chosen + ([own] if own is string else own) + entity if column.name is none and c in q.source_columns -%}
+    {%- set column.name = c -%}
+  {%- endfor -%}
+  {%- set kept = '(' ~ q.having | join(') and (') ~ ')' if q.having else '1 = 1' -%}
   {%- set read = '(' ~ reads['rows'] ~ ')' if reads.get('rows') else none -%}
   {%- set event = '(' ~ reads['events'] ~ ')' ~ (' and ' ~ read if read else '') if reads.get('events') else none -%}
   {%- set entity_sql = dptool.quote_column(q.metric, column.name) if column.name else none -%}
