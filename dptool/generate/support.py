@@ -154,9 +154,10 @@ def record(c: Candidate, gold_columns: list[str], gold_rows: list[tuple], column
     entities: set[str] = set()
     for row in rows:
         events = row[at["support_events"]] if "support_events" in at else None
+        every = row[at["support_all_rows"]] if "support_all_rows" in at else row[at["support_rows"]]
         cells.setdefault(_key(row[:len(keys)]), []).append(
             (int(row[at["support_rows"]]), int(row[at["support_entities"]]), int(row[at["value"]]) == 1,
-             None if events is None else int(events)))
+             None if events is None else int(events), int(every)))
         minimum = (int(row[at["support_min_rows"]]), int(row[at["support_min_entities"]]),
                    int(row[at["support_min_events"]]) if "support_min_events" in at else MIN_EVENTS)
         if row[at["support_entity"]] is not None:
@@ -180,8 +181,9 @@ def record(c: Candidate, gold_columns: list[str], gold_rows: list[tuple], column
     if c.analysis_type in LISTING:
         gone = set()
         for key, found in cells.items():
-            # a ranking lists the groups of at least min_rows rows: a smaller one the rules remove was never asked
-            qualifies = c.min_rows is None or (len(found) == inputs and all(f[0] >= c.min_rows for f in found))
+            # a ranking lists the groups of at least min_rows rows (its gold's `having count(*)`): a smaller one
+            # the rules remove was never asked
+            qualifies = c.min_rows is None or (len(found) == inputs and all(f[4] >= c.min_rows for f in found))
             if qualifies and not all(f[2] for f in found):
                 gone.add(key)
         # the base applies no rule: every group with rows (a listing of groups of at least min_rows rows counted

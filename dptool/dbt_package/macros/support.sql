@@ -6,7 +6,7 @@
   The spec is the gold variant's (dptool.build_metric_spec, same rules, filters, groups and period), rendered
   with its value replaced by the counts: `support_rows` (the rows the filters and rules leave that the value
   reads: `counted[<metric>].rows`, a predicate, e.g. `(amount) is not null` for avg(amount); every row
-  without one), `support_entities` (count(distinct <entity>) among them), `support_events` (those of them
+  without one; `support_all_rows`: every row, as a ranking's `having count(*)` counts), `support_entities` (count(distinct <entity>) among them), `support_events` (those of them
   `counted[<metric>].events` holds, a rate's numerator events; NULL without one), and `value`, 1 when the
   group passes every `having` of its rules (a suppression) and 0 when a rule removes it. No `having` filters the rows, so a removed group is
   still listed. A composite gives one row per leaf metric it is computed from and group (`support_input`).
@@ -57,6 +57,7 @@
       ~ ("'" ~ column.name ~ "'" if column.name else "cast(null as " ~ dbt.type_string() ~ ")") ~ " as support_entity, "
       ~ rows ~ " as support_min_rows, " ~ entities ~ " as support_min_entities, " ~ events ~ " as support_min_events, "
       ~ ("count(case when " ~ read ~ " then 1 end)" if read else "count(*)") ~ " as support_rows, "
+      ~ "count(*) as support_all_rows, "
       ~ ("count(distinct " ~ ("case when " ~ read ~ " then " ~ entity_sql ~ " end" if read else entity_sql) ~ ")"
          if entity_sql else ("count(case when " ~ read ~ " then 1 end)" if read else "count(*)"))
       ~ " as support_entities, "
