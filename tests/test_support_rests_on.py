@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 
 from dptool.errors import DptoolError
+from dptool.generate.instantiate import Candidate
 from dptool.generate.minimum import MIN_EVENTS, Setting, read_setting
 from dptool.generate.rests_on import counted, rests_on
-from dptool.generate.support import thin
+from dptool.generate.sample import Skeleton
+from dptool.generate.support import record, thin
 from dptool.generate.validate import identifiers, issues
 from tests.support_shop import candidate, set_up, support_of
 
@@ -98,3 +100,19 @@ def test_the_setting_states_what_is_counted(tmp_path):
                                               encoding="utf-8")
     with pytest.raises(DptoolError, match=r"vars\.dptool_min_support\.events is 0"):
         read_setting(tmp_path)
+
+
+def test_a_ranking_lists_groups_by_every_row_and_rests_on_the_rows_read():
+    """A ranking's "at least 30 orders" counts every row (its gold's `having count(*)`): a group of 40 orders, 20
+    of them read by the value, that a rule removes was asked for (removed), and a listed one of 20 read is thin."""
+    skeleton = Skeleton(metric="m", dimension="t.region", dimension_kind="spatial", rules=("r",), tables=("t",))
+    ranking = Candidate(skeleton, "ranking", [], ["region"], "ranking", 1, 30)
+    columns = ["region", "support_input", "support_entity", "support_min_rows", "support_min_entities",
+               "support_min_events", "support_rows", "support_all_rows", "support_entities", "support_events",
+               "value"]
+    rows = [("north", "m", "order_id", 30, 10, 10, 20, 40, 20, None, 1),
+            ("south", "m", "order_id", 30, 10, 10, 20, 40, 20, None, 0)]
+    gold = [("gold", "north", 1.0), ("base", "north", 1.0), ("base", "south", 2.0)]
+    found = record(ranking, ["variant", "region", "value"], gold, columns, rows)
+    assert found["removed"] == ["south"]
+    assert found["groups"] == [{"group": "north", "rows": 20, "entities": 20}] and thin(found) == ["north"]
