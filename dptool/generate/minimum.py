@@ -48,12 +48,12 @@ class Setting:
                             if domain is None or d == domain) or "rows"
         return (f"every group an answer reads (a slice, each compared or listed group, each month of a trend, each "
                 f"metric a composite is computed from) rests on at least {self.rows} rows and {self.entities} "
-                f"distinct entities after the policies in force (entities: {counted}), and a rate on at least "
-                f"{self.events} events of its numerator; the rows counted are those the metric's value reads "
-                f"(an average over the rows where its measure is not blank, a ratio over those its denominator "
-                f"reads), the entities those of a per-entity ratio's denominator (sellers for a value per seller); "
-                f"a question resting on fewer, or where at most one group has rows the value reads, is not asked "
-                f"(dbt var `{VAR}`: {self.var_text()})")
+                f"distinct entities after the policies in force (entities: {counted}; for a metric that counts "
+                f"distinct values of a column, as a per-entity ratio's denominator does, those values), and a rate "
+                f"on at least {self.events} events of its numerator (the rows its numerator counts); the rows "
+                f"counted are those the metric's value reads (an average: the rows where its measure is not blank; "
+                f"a ratio: those its denominator reads); a question resting on fewer, or on groups at most one of "
+                f"which has rows the value reads, is not asked (dbt var `{VAR}`: {self.var_text()})")
 
     def var_text(self) -> str:
         """The setting as the dbt var writes it, `entity` included when set."""
