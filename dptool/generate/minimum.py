@@ -46,8 +46,9 @@ class Setting:
         """The setting as card.md (every domain) and a domain's kb state it."""
         counted = "; ".join(f"{noun(c)}" + ("" if domain else f" in {d}") + f", `{c}`" for d, c in self.entity
                             if domain is None or d == domain) or "rows"
-        return (f"every group an answer reads (a slice, each compared or listed group, each month of a trend, each "
-                f"metric a composite is computed from) rests on at least {self.rows} rows and {self.entities} "
+        return (f"every group an answer reads (a slice, each compared or listed group, each group a ranking chooses "
+                f"its top ones among, each month of a trend, each metric a composite is computed from) rests on at "
+                f"least {self.rows} rows and {self.entities} "
                 f"distinct entities after the policies in force (entities: {counted}; for a metric that counts "
                 f"distinct values of a column, as a per-entity ratio's denominator does, those values), and a rate "
                 f"on at least {self.events} events of its numerator (the rows its numerator counts); the rows "

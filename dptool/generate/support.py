@@ -168,15 +168,7 @@ def record(c: Candidate, gold_columns: list[str], gold_rows: list[tuple], column
     index = [gold_columns.index(k) for k in keys]
     answer = {v: list(dict.fromkeys(_key(tuple(r[i] for i in index)) for r in gold_rows if r[variant] == v))
               for v in ("gold", "base")}
-    groups = []
-    for key in answer["gold"]:
-        found = cells.get(key, [])
-        whole = len(found) == inputs
-        rows_, ents = (min(f[0] for f in found), min(f[1] for f in found)) if whole else (0, 0)
-        group = {"group": _label(key, keys, c), "rows": rows_, "entities": ents}
-        if rates:
-            group["events"] = sum(f[3] for f in found if f[3] is not None) if whole else 0
-        groups.append(group)
+    groups = [_group(key, cells.get(key, []), inputs, rates, keys, c) for key in answer["gold"]]
     removed: list = []
     if c.analysis_type in LISTING:
         gone = set()
@@ -197,7 +189,27 @@ def record(c: Candidate, gold_columns: list[str], gold_rows: list[tuple], column
            "removed": removed}
     if rates:
         out["min_events"] = minimum[2]
+    if c.analysis_type == "ranking":
+        # the top k are chosen among every group of at least min_rows rows the rules keep: a thin one not shown
+        # decides which are shown as much as one shown does
+        shown = set(answer["gold"])
+        competing = [_group(key, found, inputs, rates, keys, c) for key, found in cells.items()
+                     if key not in shown and len(found) == inputs and all(f[2] for f in found)
+                     and (c.min_rows is None or all(f[4] >= c.min_rows for f in found))]
+        out["thin_unshown"] = sorted((g["group"] for g in competing if _under(g, out)),
+                                     key=lambda v: (v is None, str(v)))
     return out
+
+
+def _group(key: tuple, found: list[tuple], inputs: int, rates: bool, keys: list[str], c: Candidate) -> dict:
+    """One group's support: the fewest rows and entities over the metrics it is computed from (none when one of
+    them lacks the group), and a rate's events, those of its rates together."""
+    whole = len(found) == inputs
+    rows_, ents = (min(f[0] for f in found), min(f[1] for f in found)) if whole else (0, 0)
+    group = {"group": _label(key, keys, c), "rows": rows_, "entities": ents}
+    if rates:
+        group["events"] = sum(f[3] for f in found if f[3] is not None) if whole else 0
+    return group
 
 
 def _key(values: tuple) -> tuple:
@@ -213,11 +225,16 @@ def _label(key: tuple, keys: list[str], c: Candidate):
     return key[0] if len(key) == 1 else list(key)
 
 
+def _under(group: dict, support: dict) -> bool:
+    return group["rows"] < support["min_rows"] or group["entities"] < support["min_entities"] \
+        or group.get("events", support.get("min_events", 0)) < support.get("min_events", 0)
+
+
 def thin(support: dict) -> list:
-    """The groups of a support record under its minimum (rows, entities, and a rate's events)."""
-    return [g["group"] for g in support.get("groups") or []
-            if g["rows"] < support["min_rows"] or g["entities"] < support["min_entities"]
-            or g.get("events", support.get("min_events", 0)) < support.get("min_events", 0)]
+    """The groups of a support record under its minimum (rows, entities, and a rate's events): those it answers
+    with, and those a ranking chose its top k among without showing them."""
+    return [g["group"] for g in support.get("groups") or [] if _under(g, support)] + \
+        list(support.get("thin_unshown") or [])
 
 
 # answers made of groups: each must be able to have a value for the comparison to say anything
