@@ -22,6 +22,7 @@ from dptool.generate.materialize import (
     GOLD_TAG,
     GROUP,
     OVERVIEW,
+    _support,
     compile_text,
     materialize,
     model_sql,
@@ -237,6 +238,9 @@ def test_a_gold_models_description_shows_the_fields_a_reviewer_checks_one_a_row(
     assert fields["tolerance"] == "rel tol 0.001, abs tol 0.005"
     assert fields["support"] == "2 groups, the thinnest 40 rows and 31 distinct order_id; at least 30 rows and 10 " \
         "entities asked"
+    rate = {**record["support"], "min_events": 10, "groups": [{"group": "a", "rows": 71, "entities": 66, "events": 3}]}
+    assert _support(rate) == "1 group, the thinnest 71 rows, 3 events and 66 distinct " \
+        "order_id; at least 30 rows, 10 entities and 10 events of the rate asked"
     # the question stays the description's first paragraph (the overview reads it there), the meta stays whole
     assert rule_task["description"].startswith(QUESTION + "\n\nMetric: ")
     assert rule_task["config"]["meta"]["dptool"]["task"]["metric"] == "avg_order_value"

@@ -382,12 +382,14 @@ EXAMPLES_PER_REASON = 2
 
 
 def _support_section(support, rejected: Counter) -> list[str]:
-    """The minimum support in force and the tasks it dropped (thin_support), with those whose question asked for a
-    group its rules remove (removed_group_asked)."""
+    """The minimum support in force and the tasks it dropped (thin_support, degenerate_groups), with those whose
+    question asked for a group its rules remove (removed_group_asked)."""
     if support is None:
         return []
     return ["## Minimum support", "", f"- Setting: {support.sentence()}.",
             f"- Tasks dropped as resting on fewer (thin_support): {rejected.get('thin_support', 0)}",
+            "- Tasks dropped as groups of which at most one has rows the value reads (degenerate_groups): "
+            f"{rejected.get('degenerate_groups', 0)}",
             "- Tasks dropped because the question asked for a group its rules remove (removed_group_asked): "
             f"{rejected.get('removed_group_asked', 0)}", ""]
 

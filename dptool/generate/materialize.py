@@ -237,17 +237,21 @@ def _code(text: str) -> str:
 
 
 def _support(support) -> str:
-    """The rows and entities the answer rests on: the thinnest group's, and the minimum asked."""
+    """The rows, entities (and a rate's events) the answer rests on: the thinnest group's, and the minimum asked."""
     if not isinstance(support, dict):
         return str(support) if support else "—"
     groups = [g for g in support.get("groups") or [] if isinstance(g, dict)]
     entity = ", ".join(support.get("entity") or []) or "entities"
     text = ""
+    events = "min_events" in support
     if groups:
         rows, entities = min(g.get("rows") or 0 for g in groups), min(g.get("entities") or 0 for g in groups)
-        text = (f"{len(groups)} group{'s' if len(groups) != 1 else ''}, the thinnest {rows} rows and {entities} "
-                f"distinct {entity}; ")
-    text += f"at least {support.get('min_rows')} rows and {support.get('min_entities')} entities asked"
+        fewest = f", {min(g.get('events') or 0 for g in groups)} events" if events else ""
+        text = (f"{len(groups)} group{'s' if len(groups) != 1 else ''}, the thinnest {rows} rows{fewest} and "
+                f"{entities} distinct {entity}; ")
+    text += (f"at least {support.get('min_rows')} rows, {support.get('min_entities')} entities and "
+             f"{support['min_events']} events of the rate asked" if events else
+             f"at least {support.get('min_rows')} rows and {support.get('min_entities')} entities asked")
     removed = support.get("removed") or []
     return text + (f"; the rules remove {len(removed)} group{'s' if len(removed) != 1 else ''}" if removed else "")
 

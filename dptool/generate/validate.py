@@ -6,14 +6,15 @@ import json
 import re
 from collections import Counter
 
-from dptool.answers import DEFAULT_TOLERANCE, compare
+from dptool.answers import compare
 from dptool.generate.enrich import FLAT_BAND_PCT
+from dptool.generate.overlap import one_answer_fits_both
 from dptool.generate.phrase import NO_POLICY, ONLY, REPORTABLE
-from dptool.generate.support import LISTING, thin
+from dptool.generate.support import LISTING, degenerate, thin
 from dptool.project.catalog import Catalog
 
 CHECKS = ("identifier_leakage", "too_short", "datetime_as_category", "no_scorable_answer", "rule_without_effect",
-          "scope_mismatch", "trend_rule_unstated", "thin_support", "removed_group_asked")
+          "scope_mismatch", "trend_rule_unstated", "thin_support", "degenerate_groups", "removed_group_asked")
 MIN_QUESTION_CHARS = 20
 
 
@@ -47,10 +48,9 @@ def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
         found.append("no_scorable_answer")
     # a rule task whose base answer would score as correct does not test the rule: the same comparator
     # as the scorer's decides, under the task's own tolerance; nor does one where some answer is within the
-    # tolerance of both (the gold's and the base's windows overlap: base within twice the tolerance)
+    # tolerance of both (dptool.generate.overlap, per answer format)
     if task.get("rule_ids") and task.get("base") is not None and \
-            (task.get("gold") == task.get("base") or compare(task, task["base"]).correct
-             or compare(_widened(task), task["base"]).correct):
+            (one_answer_fits_both(task) or compare(task, task["base"]).correct):
         found.append("rule_without_effect")
     if task.get("gold_sql") and scope_problem(task, catalog):
         found.append("scope_mismatch")
@@ -61,6 +61,9 @@ def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
         # an answer resting on one loan measures noise (dptool.generate.support)
         if thin(support):
             found.append("thin_support")
+        # groups of which only one can have a value by the metric's definition compare nothing
+        if degenerate(task):
+            found.append("degenerate_groups")
         if removed_group_problem(task, question):
             found.append("removed_group_asked")
     return found
@@ -133,12 +136,6 @@ def scope_problem(task: dict, catalog: Catalog) -> str | None:
     elif says_only or says_none or "never been adopted" in question:
         return "an 'all' question says nothing about which policies apply"
     return None
-
-
-def _widened(task: dict) -> dict:
-    """The task with twice its tolerance: its base scores as right then when one answer could be right for both."""
-    tolerance = task.get("tolerance") or DEFAULT_TOLERANCE
-    return {**task, "tolerance": {k: 2 * float(v) for k, v in tolerance.items()}}
 
 
 def states_trend_rule(question: str) -> bool:
