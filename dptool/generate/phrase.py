@@ -12,6 +12,7 @@ from decimal import Decimal
 from dptool.generate.enrich import TREND_RULE
 from dptool.generate.instantiate import Candidate, rule_scope
 from dptool.project.catalog import Catalog
+from dptool.project.selects import selections
 
 
 def plural(noun: str) -> str:
@@ -125,7 +126,14 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
                 "Answer PASS if it did, FAIL if not, with the value.")
     else:
         raise ValueError(f"no template for {c.analysis_type!r}")
-    return " ".join((text + scope(c, catalog)).split())
+    return " ".join((text + selection_clause(c.metric, catalog) + scope(c, catalog)).split())
+
+
+def selection_clause(metric_id: str, catalog: Catalog) -> str:
+    """" Take <members> as picked <window>." for each selection the metric's value rests on (its own and its
+    components', `dptool.project.selects.selections`), with a leading space; "" for a metric that selects none.
+    Without it, a top ten picked over the whole history and one picked in the period asked about are two answers."""
+    return "".join(f" Take {s.members} as picked {s.window_text}." for s in selections(catalog, metric_id))
 
 
 # what a listing question says when the rules in force remove some of its groups (a suppression of small groups,
