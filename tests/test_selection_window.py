@@ -24,8 +24,9 @@ from dptool.project.selects import selection_cue, unwindowed
 from tests.conftest import run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures"
-TOP_K = {"label": "Top-3 City Share", "value": "sum(case when city_value_rank <= 3 then amount else 0 end) / sum(amount)",
-         "format": "percent", "formula": "SUM(amount of the top 3 cities) / SUM(amount)", "grain": "orders"}
+TOP_K = {"label": "Top-3 City Share",
+         "value": "sum(case when city_value_rank <= 3 then amount else 0 end) / sum(amount)", "format": "percent",
+         "formula": "SUM(amount of the top 3 cities) / SUM(amount)", "grain": "orders"}
 WINDOW = {"members": "the top three cities by amount paid", "window": "history"}
 
 
@@ -83,7 +84,8 @@ def test_a_period_window_and_a_window_in_words_read_as_declared():
                                                        "before the period asked about.")
 
 
-@pytest.mark.parametrize("bad, key", [("over all history", "selection"), ({"members": "the top three"}, "selection.window"),
+@pytest.mark.parametrize("bad, key", [("over all history", "selection"),
+                                      ({"members": "the top three"}, "selection.window"),
                                       ({"members": "", "window": "history"}, "selection.members"),
                                       ({"members": "x", "window": "history", "when": "now"}, "selection.when")])
 def test_a_malformed_selection_is_one_line_naming_the_node_and_the_key(bad, key):

@@ -328,7 +328,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
     warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + unwritten + \
         list(refused.values()) + conditions + warnings
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
-        known = knowledge_tasks(catalog)
+        # a refused metric's catalog entry asks nothing either: its definition lacks the selection's window
+        known = [t for t in knowledge_tasks(catalog) if t["rule_ids"] or not set(t["metric_ids"]) & set(refused)]
         for line in knowledge_gaps(catalog):
             echo(f"  {line}")
         for task in known:
