@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,14 @@ def test_the_cue_reads_a_label_that_selects(cue):
     catalog = load_catalog(_manifest({**TOP_K, "label": cue, "value": "avg(amount)", "formula": "AVG(amount)"}))
     assert selection_cue(catalog.metrics["city_share"]), cue
     assert "city_share" in unwindowed(catalog)
+
+
+def test_a_semantic_layer_metric_states_its_own_windows_and_is_not_refused():
+    """A conversion's window ("within 7 days", its base events in the period asked about) is its type's: the bakery's
+    First-Week Order Rate is asked (tests/test_semantic_kinds.py), and its declaration has no `selection` key."""
+    catalog = load_catalog(_manifest(TOP_K))
+    catalog.metrics["city_share"] = replace(catalog.metrics["city_share"], semantic=True)
+    assert unwindowed(catalog) == {}
 
 
 def test_a_period_window_and_a_window_in_words_read_as_declared():

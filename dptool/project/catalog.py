@@ -111,6 +111,8 @@ class Metric:
     entity: str = ""
     # whom the metric's definition selects and over which rows (meta.dptool.metric.selection); None: it selects none
     selection: Selection | None = None
+    # translated from the dbt semantic layer, whose metric types state their own windows (a conversion's)
+    semantic: bool = False
 
 
 @dataclass(frozen=True)
@@ -830,7 +832,7 @@ def _extend_with_semantic_layer(catalog: Catalog, manifest: dict, relation_colum
             id=name, unique_id=f"model.{catalog.project}.{name}", domain=model.domain, label=d["label"],
             value=d["value"], unit=d["unit"], format=d["format"], formula=d["formula"], tier=d["tier"],
             grain=d["grain"], description=m.description, components=m.components, tables=m.tables,
-            columns=m.column_names,
+            columns=m.column_names, semantic=True,
         )
         columns = catalog.metrics[name].columns
         where = f"{m.semantic_model}: metric {m.metric}"

@@ -10,6 +10,8 @@ The cue is small on purpose, read on the metric's label, value, formula and desc
 - "top" followed by a number or a number word ("top 10", "Top-10", "top ten");
 - the words "active", "cohort", "first", "last" or "lifetime".
 A composite selects what its components select: one of them declaring the window gives it to the composite.
+A metric translated from the dbt semantic layer is not read: its type states its own windows (a conversion's
+window, its base events in the period asked about), and its declaration has no `selection` key.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def unwindowed(catalog: Catalog) -> dict[str, str]:
     selection window, nor has a component that does."""
     out = {}
     for metric_id, metric in sorted(catalog.metrics.items()):
-        cue = selection_cue(metric)
+        cue = "" if metric.semantic else selection_cue(metric)
         if not cue or selections(catalog, metric_id):
             continue
         out[metric_id] = (f"warning: metric {metric_id}: no task: {metric.unique_id}: it selects members ({cue!r}) "
