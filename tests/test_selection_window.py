@@ -96,7 +96,9 @@ def test_a_period_window_and_a_window_in_words_read_as_declared():
 @pytest.mark.parametrize("bad, key", [("over all history", "selection"),
                                       ({"members": "the top three"}, "selection.window"),
                                       ({"members": "", "window": "history"}, "selection.members"),
-                                      ({"members": "x", "window": "history", "when": "now"}, "selection.when")])
+                                      ({"members": "x", "window": "history", "when": "now"}, "selection.when"),
+                                      ({"members": "the top three, before any policy", "window": "history"},
+                                       "selection.members")])
 def test_a_malformed_selection_is_one_line_naming_the_node_and_the_key(bad, key):
     with pytest.raises(DptoolError) as err:
         load_catalog(_manifest({**TOP_K, "selection": bad}))

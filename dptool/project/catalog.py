@@ -450,6 +450,10 @@ def _selection(declared, where: str) -> Selection | None:
         value = declared.get(key)
         if not isinstance(value, str) or not value.strip():
             raise DptoolError(f"{where}: meta.dptool.metric.selection.{key} is {value!r}; expected text, {example}")
+        if re.search(r"\bpolic", value, re.IGNORECASE):  # questions say it, and never hint at a policy
+            raise DptoolError(f"{where}: meta.dptool.metric.selection.{key} speaks of a policy; every question on the "
+                              "metric states the selection, and a question never hints at a policy: say what the "
+                              "metric's model computes")
     return Selection(" ".join(declared["members"].split()), " ".join(declared["window"].split()))
 
 
