@@ -235,7 +235,8 @@ METRICS_PREAMBLE = (
     "a half or a year takes the rows whose date falls in it, and a month-by-month trend groups the rows by",
     "the calendar month of that date. `Row grain` is what one row of the metric is. `Policies` are every",
     "policy that governs the metric (a composite's include those of its components): a question that names",
-    "no policy applies all of them.",
+    "no policy applies all of them. `Selection` says whom a metric's definition picks (a top ten, the active",
+    "ones, a first order) and over which rows they are picked.",
 )
 
 
