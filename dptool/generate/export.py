@@ -275,7 +275,14 @@ CONVENTION_ITEMS = {
     "Blank versus NULL categories": (
         "A blank category (a single space, ' ') and a missing one (NULL) are different values: a breakdown or a "
         "ranking shows each as its own group (NULL as null), and neither is a category that a formula or a policy "
-        "names."),
+        "names. A question names them in words with their value: for example, \"the blank payment characterization "
+        "(' ')\" is the rows whose value is exactly one space, \"payment characterization not recorded (NULL)\" "
+        "those with none."),
+    "A slice on another table's column": (
+        "A slice (\"for seller state RJ\") or a group keeps the metric's own rows whose column has that value, "
+        "whichever table the column comes from, and the metric is computed over those rows alone: for example, "
+        "Revenue per Order for seller state RJ is the value of the RJ sellers' order items over the orders that hold "
+        "one, not the whole of every order that has an RJ seller. A question says so where the two readings differ."),
     "Ties": (
         "A ranking orders groups by value, highest first; equal values are ordered by the group's name, ascending, "
         "and a group without a value comes last; the top k are the first k in that order."),

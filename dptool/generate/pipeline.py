@@ -296,8 +296,9 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             echo(f"  {parity.summary()}")
     ids = Ids()  # every id of the run: the same question gets the same id, two questions never one
     with stage("instantiate", f"{len(skeletons)} skeletons"):
+        refused: list = []  # (reason, candidate) of each whose slice value no question can say
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids, support=True,
-                                 min_rows=minimum.rows)
+                                 min_rows=minimum.rows, refused=refused)
     with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
         done = _round(project, candidates, catalog, connection, dialect, progress, reviewer, minimum)
         tried = list(candidates)
@@ -306,7 +307,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         for round_ in range(AUGMENT_ROUNDS):
             extra, more_options = _augmentation(done.tasks, pool, used, catalog, profiles, cardinality, seed,
                                                 dialect, min_per_type, ids, probes, probe_more, 2 ** round_,
-                                                minimum.rows)
+                                                minimum.rows, refused)
             if not extra:
                 if more_options:
                     continue  # none of the options tried gave a candidate: the next round tries the next ones
@@ -324,6 +325,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                 tried += again
                 done.add(_round(project, again, catalog, connection, dialect, progress, reviewer, minimum))
         _drop_duplicates(done)
+        done.drops += [(why, describe(c)) for why, c in refused]
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
     warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + unwritten + \
         list(refused.values()) + conditions + warnings
@@ -550,7 +552,7 @@ def _drop_duplicates(done: Round) -> None:
 
 
 def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, ids: Ids,
-                  probes, probe_more, widen: int = 1, min_rows: int | None = None):
+                  probes, probe_more, widen: int = 1, min_rows: int | None = None, refused: list | None = None):
     """Candidates from unused skeletons for every (domain, analysis type) below the minimum; the skeletons
     tried are added to `used`. Each later round (`widen` 2, 4) tries that many times as many: a type still
     short after a round is one whose candidates are mostly dropped. Also says whether options remain untried."""
@@ -570,7 +572,7 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
     for (_domain, kind), (missing, options) in wanted.items():
         tried = options[: 12 * missing * widen]
         made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,), probes=probes, ids=ids,
-                           support=True, **({"min_rows": min_rows} if min_rows else {}))
+                           support=True, refused=refused, **({"min_rows": min_rows} if min_rows else {}))
         # three per task missing, and three more: candidates still fail the rule test or have no scorable answer,
         # and where one task is missing its few candidates are often all dropped (a top-k a rule leaves as it is)
         keep = (3 * missing + 3) * widen
