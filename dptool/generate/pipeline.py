@@ -239,8 +239,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         manifest = project.load_manifest()
         catalog = prepare_catalog(project, manifest, rules_dir=rules_dir, echo=echo)  # + semantic-layer models
         unwritten = unwritten_rules(catalog, manifest)
-        refused = unwindowed(catalog)  # a metric that selects members and states no window: no task
-        for line in unwritten + list(refused.values()):
+        unasked = unwindowed(catalog)  # a metric that selects members and states no window: no task
+        for line in unwritten + list(unasked.values()):
             echo(f"  {line}")
         connection = project.connection()
         dialect = dialect_of(connection.adapter_type)
@@ -270,7 +270,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         cardinality = {k: p.distinct for k, p in profiles.items()}
         catalog.dimension_weight = {k: sum(n for *_, n in p.months) or sum(n for _, n in p.top_values)
                                     for k, p in profiles.items()}
-        pool = [s for s in enumerate_skeletons(catalog) if s.dimension not in aliases and s.metric not in refused]
+        pool = [s for s in enumerate_skeletons(catalog) if s.dimension not in aliases and s.metric not in unasked]
         # the target is shared equally by the domains: one domain's many rule subsets must not crowd out
         # another's (each domain is its own connected part of the graph, so MMR runs per domain)
         share = -(-target_tasks // max(1, len(catalog.domains)))
@@ -320,7 +320,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             # every question of the old bundle that this run did not ask, and the project still can, is asked
             # again: after the fresh sample, so that a refresh is the bundle a fresh run writes plus those
             again, unaskable = reasked(old_tasks, catalog, profiles, ids)
-            again = [c for c in again if c.metric not in refused]
+            again = [c for c in again if c.metric not in unasked]
             if again:
                 tried += again
                 done.add(_round(project, again, catalog, connection, dialect, progress, reviewer, minimum))
@@ -328,10 +328,10 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         done.drops += [(why, describe(c)) for why, c in refused]
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
     warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + unwritten + \
-        list(refused.values()) + conditions + warnings
+        list(unasked.values()) + conditions + warnings
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
         # a refused metric's catalog entry asks nothing either: its definition lacks the selection's window
-        known = [t for t in knowledge_tasks(catalog) if t["rule_ids"] or not set(t["metric_ids"]) & set(refused)]
+        known = [t for t in knowledge_tasks(catalog) if t["rule_ids"] or not set(t["metric_ids"]) & set(unasked)]
         for line in knowledge_gaps(catalog):
             echo(f"  {line}")
         for task in known:
