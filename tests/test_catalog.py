@@ -270,7 +270,7 @@ MALFORMED = {
     "unknown_metric_key": (
         lambda m: edit_metric(m, "gmv", lambda d: d.update(colour="red")),
         f"{METRICS_YML}: model.{PROJECT}.gmv: meta.dptool.metric.colour is not a metric key "
-        "(label, value, unit, format, formula, tier, components, grain, period, duration, entity)",
+        "(label, value, unit, format, formula, tier, components, grain, period, duration, entity, selection)",
     ),
     # Berka's account, trans and loan tables each have a `date`: which one places a transaction in time is
     # declared, never guessed (the one of the table with most rows was the transaction date on the demo data,

@@ -18,7 +18,7 @@ from dptool.project.warehouse import Warehouse
 
 ITEMS = ("Precedence", "Period membership and bounds", "Held in a period", "Trend direction and total change",
          "Percent change of a share", "Day counting", "Blank versus NULL categories",
-         "A slice on another table's column", "Ties")
+         "A slice on another table's column", "Ties", "Apply only")
 IN_DOMAIN = {
     "banking": ("held on it whatever its own date", "days 1 to 365 before it, the grant day itself excluded",
                 "A blank characterisation (' ') and a missing one (NULL)"),
@@ -454,3 +454,51 @@ def test_a_policy_prevails_over_the_catalog_s_formula_in_every_period(tasks, com
             assert task["gold"]["value"] == pytest.approx(float(rows[0][0]), rel=1e-6, abs=1e-6), task["task_id"]
         checked += 1
     assert checked >= 1, "no Credit Risk Score task under its weights or NPL policy alone"
+
+
+def test_apply_only_drops_every_other_policy_the_weights_included(built_demo_copy, demo_catalog):
+    """Apply only: the Seller Fulfillment Score of Q1 2018 under "apply only" the Delivery SLA Grace Period is the
+    catalog's 0.6 / 0.4 of the on-time share with the grace day (the policy applies from 2018) and of CSAT over every
+    review: neither the weights policy (0.7 / 0.3) nor CSAT's policies (neutral reviews out, quarantine) apply."""
+    assert {r.id for r in demo_catalog.governing_rules("seller_fulfillment_score")} >= {
+        "delivery_sla_grace_period", "seller_score_weights", "csat_neutral_exclusion"}
+    where = ["order_purchase_timestamp >= '2018-01-01'", "order_purchase_timestamp < '2018-04-01'"]
+    rows = _compiled_gold(built_demo_copy, demo_catalog, "seller_fulfillment_score", ["delivery_sla_grace_period"],
+                          where)
+    gold = {r[0]: r[1] for r in rows}["gold"]
+    t = _relations(demo_catalog)
+    window = "o.order_purchase_timestamp >= '2018-01-01' and o.order_purchase_timestamp < '2018-04-01'"
+    late = ("date_diff('day', cast(o.order_estimated_delivery_date as date), "
+            "cast(o.order_delivered_customer_date as date))")
+    with Warehouse.of(built_demo_copy.connection()) as wh:
+        _, ((on_time,),) = wh.query(
+            f"select avg(case when {late} <= 1 then 1.0 else 0.0 end) from {t['orders']} o "
+            f"where o.order_status = 'delivered' and o.order_delivered_customer_date is not null and {window}")
+        _, ((csat, neutral_out),) = wh.query(
+            "select avg(case when r.review_score >= 4 then 1.0 else 0.0 end), "
+            "avg(case when r.review_score >= 4 then 1.0 when r.review_score <> 3 then 0.0 end) "
+            f"from {t['order_reviews']} r join {t['orders']} o on o.order_id = r.order_id where {window}")
+    on_time, csat, neutral_out = float(on_time), float(csat), float(neutral_out)
+    assert gold == pytest.approx(0.6 * on_time + 0.4 * csat, rel=1e-9)
+    for other in (0.7 * on_time + 0.3 * csat, 0.6 * on_time + 0.4 * neutral_out):
+        assert gold != pytest.approx(other, rel=1e-6)
+
+
+def test_fee_income_without_its_1996_policy_is_statement_fees_only(built_demo_copy, demo_catalog):
+    """Definitions before a policy: Fee Income of 1997 as the catalog defines it (no policy applied, the Fee Structure
+    Change 1996 withdrawn) is the statement fees (SLUZBY) alone, as its catalog formula says; under "apply only" that
+    policy, sanction interest joins them."""
+    where = ["date >= 970101", "date <= 971231"]
+    bare = {r[0]: r[1] for r in _compiled_gold(built_demo_copy, demo_catalog, "fee_income", [], where)}["gold"]
+    with_policy = {r[0]: r[1] for r in _compiled_gold(built_demo_copy, demo_catalog, "fee_income",
+                                                       ["fee_structure_change_1996"], where)}["gold"]
+    assert demo_catalog.metrics["fee_income"].formula == "SUM(fees charged by the bank: statement fees)"
+    t = _relations(demo_catalog)
+    with Warehouse.of(built_demo_copy.connection()) as wh:
+        _, ((fees, sanctions),) = wh.query(
+            "select sum(case when k_symbol = 'SLUZBY' then amount else 0 end), "
+            f"sum(case when k_symbol = 'SANKC. UROK' then amount else 0 end) from {t['trans']} "
+            "where date >= 970101 and date <= 971231")
+    assert sanctions > 0
+    assert float(bare) == pytest.approx(float(fees), rel=1e-9)
+    assert float(with_policy) == pytest.approx(float(fees) + float(sanctions), rel=1e-9)

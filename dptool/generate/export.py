@@ -22,6 +22,7 @@ from dptool.generate.sample import ANALYSIS_TYPES
 from dptool.outdir import BUNDLE, check_replaceable, publish, staging_folder
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import Connection
+from dptool.project.selects import selections
 from dptool.project.warehouse import Warehouse, export_tables
 from dptool.sql import SharedQuery
 
@@ -149,7 +150,7 @@ def write_domain_kb(folder: Path, catalog: Catalog, domain: str, support=None) -
     for rule_id, rule in sorted(catalog.rules.items()):
         # in every domain whose metrics it modifies: the catalog's Policies lines cite it there
         if domain in {rule.domain, *(catalog.metrics[m].domain for m in rule.modifies if m in catalog.metrics)}:
-            (rules / f"{rule_id}.md").write_text(titled(rule) + "\n", encoding="utf-8")
+            (rules / f"{rule_id}.md").write_text(titled(rule) + "\n" + without_policy(rule, catalog), encoding="utf-8")
     lines = ["# Metric catalog", "", *METRICS_PREAMBLE, "", *conventions_section(catalog.conventions.get(domain),
                                                                                  support and support.sentence(domain))]
     for _, m in sorted(catalog.metrics.items()):
@@ -169,6 +170,7 @@ def write_domain_kb(folder: Path, catalog: Catalog, domain: str, support=None) -
         ]
         if m.duration:
             lines.append(f"- Durations: {m.duration}")
+        lines += [f"- Selection: {s.sentence}." for s in selections(catalog, m.id)]
         if m.components:  # how a composite combines its components: their labels and its formula
             labels = [catalog.metrics[c].label for c in m.components]
             named = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
@@ -195,6 +197,23 @@ def unit_text(m) -> str:
     return f"{text}: {PERCENT_SCALE}" if m.format == "percent" else text
 
 
+WITHOUT_POLICY = "Without this policy"
+
+
+def without_policy(rule, catalog: Catalog) -> str:
+    """The section a rule document ends with in the kb: each metric it modifies as the catalog defines it, so that
+    "had it never been adopted" and "apply only" another policy have one reading, a policy that redefines a metric
+    or replaces its weights included ("" for a rule that modifies no metric of the catalog)."""
+    metrics = [catalog.metrics[m] for m in rule.modifies if m in catalog.metrics]
+    if not metrics:
+        return ""
+    lines = ["", f"## {WITHOUT_POLICY}", "",
+             "Where this policy is not applied (had it never been adopted, or a question applies other policies "
+             "only), each metric it modifies is as the catalog defines it, under the other policies applied:", ""]
+    lines += [f"- {WITHOUT_POLICY}: {m.label} is as the catalog defines it: {m.formula}" for m in metrics]
+    return "\n".join(lines) + "\n"
+
+
 def policies_line(metric, catalog: Catalog) -> str:
     """`- Policies:` every policy that governs the metric (`Catalog.governing_rules`), a component's named with
     it: what a question under every policy applies, so its gold can be found from the kb alone, even where a
@@ -216,7 +235,8 @@ METRICS_PREAMBLE = (
     "a half or a year takes the rows whose date falls in it, and a month-by-month trend groups the rows by",
     "the calendar month of that date. `Row grain` is what one row of the metric is. `Policies` are every",
     "policy that governs the metric (a composite's include those of its components): a question that names",
-    "no policy applies all of them.",
+    "no policy applies all of them. `Selection` says whom a metric's definition picks (a top ten, the active",
+    "ones, a first order) and over which rows they are picked.",
 )
 
 
@@ -266,6 +286,12 @@ CONVENTION_ITEMS = {
     "Ties": (
         "A ranking orders groups by value, highest first; equal values are ordered by the group's name, ascending, "
         "and a group without a value comes last; the top k are the first k in that order."),
+    "Apply only": (
+        "A question that says \"apply only\" some policies applies those and no other policy of the metric or of "
+        "its components: every other policy, one that redefines the metric, overrides it or replaces its weights "
+        "included, is not applied, and what it would change is as the catalog defines it (each entry's `Formula`, "
+        "a composite's default weights included; a rule document's last section states it). A question that says "
+        "to use the metric as the catalog defines it applies no policy."),
 }
 
 

@@ -15,6 +15,7 @@ from dptool.generate.slices import entity_noun, entity_of_other_rows
 from dptool.generate.values import is_value, said
 from dptool.generate.values import spoken as spoken
 from dptool.project.catalog import Catalog
+from dptool.project.selects import selections
 
 
 def plural(noun: str) -> str:
@@ -123,7 +124,7 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
                 "Answer PASS if it did, FAIL if not, with the value.")
     else:
         raise ValueError(f"no template for {c.analysis_type!r}")
-    return " ".join((text + own_rows(c, catalog) + scope(c, catalog)).split())
+    return " ".join((text + own_rows(c, catalog) + selection_clause(c.metric, catalog) + scope(c, catalog)).split())
 
 
 def own_rows(c: Candidate, catalog: Catalog) -> str:
@@ -146,6 +147,13 @@ def own_rows_sentence(metric_id: str, dim, slice_: dict, catalog: Catalog) -> st
     if dim.column in slice_:
         return f" Count only the {rows} whose {label} is {is_value(slice_[dim.column])}, {whole}."
     return f" Count for each {label} only its own {rows}, {whole} of them."
+
+
+def selection_clause(metric_id: str, catalog: Catalog) -> str:
+    """" Take <members> as picked <window>." for each selection the metric's value rests on (its own and its
+    components', `dptool.project.selects.selections`), with a leading space; "" for a metric that selects none.
+    Without it, a top ten picked over the whole history and one picked in the period asked about are two answers."""
+    return "".join(f" Take {s.members} as picked {s.window_text}." for s in selections(catalog, metric_id))
 
 
 # what a listing question says when the rules in force remove some of its groups (a suppression of small groups,

@@ -49,6 +49,7 @@ from dptool.project.digests import snapshot
 from dptool.project.lock import project_lock
 from dptool.project.prepare import manifest_behind_generated, prepare_catalog
 from dptool.project.scaffold import SCAFFOLD_TODO
+from dptool.project.selects import unwindowed
 from dptool.project.semantic import GENERATED_DIR as SEMANTIC_DIR
 from dptool.project.warehouse import Warehouse
 from dptool.sql import SharedQuery, VariantWriter, dialect_of, relation_key
@@ -238,7 +239,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         manifest = project.load_manifest()
         catalog = prepare_catalog(project, manifest, rules_dir=rules_dir, echo=echo)  # + semantic-layer models
         unwritten = unwritten_rules(catalog, manifest)
-        for line in unwritten:
+        unasked = unwindowed(catalog)  # a metric that selects members and states no window: no task
+        for line in unwritten + list(unasked.values()):
             echo(f"  {line}")
         connection = project.connection()
         dialect = dialect_of(connection.adapter_type)
@@ -268,7 +270,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         cardinality = {k: p.distinct for k, p in profiles.items()}
         catalog.dimension_weight = {k: sum(n for *_, n in p.months) or sum(n for _, n in p.top_values)
                                     for k, p in profiles.items()}
-        pool = [s for s in enumerate_skeletons(catalog) if s.dimension not in aliases]
+        pool = [s for s in enumerate_skeletons(catalog) if s.dimension not in aliases and s.metric not in unasked]
         # the target is shared equally by the domains: one domain's many rule subsets must not crowd out
         # another's (each domain is its own connected part of the graph, so MMR runs per domain)
         share = -(-target_tasks // max(1, len(catalog.domains)))
@@ -318,16 +320,18 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             # every question of the old bundle that this run did not ask, and the project still can, is asked
             # again: after the fresh sample, so that a refresh is the bundle a fresh run writes plus those
             again, unaskable = reasked(old_tasks, catalog, profiles, ids)
+            again = [c for c in again if c.metric not in unasked]
             if again:
                 tried += again
                 done.add(_round(project, again, catalog, connection, dialect, progress, reviewer, minimum))
         _drop_duplicates(done)
         done.drops += [(why, describe(c)) for why, c in refused]
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
-    warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + unwritten + conditions + \
-        warnings
+    warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + unwritten + \
+        list(unasked.values()) + conditions + warnings
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
-        known = knowledge_tasks(catalog)
+        # a refused metric's catalog entry asks nothing either: its definition lacks the selection's window
+        known = [t for t in knowledge_tasks(catalog) if t["rule_ids"] or not set(t["metric_ids"]) & set(unasked)]
         for line in knowledge_gaps(catalog):
             echo(f"  {line}")
         for task in known:
