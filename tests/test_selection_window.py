@@ -175,3 +175,18 @@ def test_every_question_on_the_windowed_metric_says_the_window(shop):
     text = (out / "kb" / "shop" / "metrics.md").read_text(encoding="utf-8")
     entry = text.split("## Top-2 Store Share\n")[1].split("\n## ")[0]
     assert "- Selection: the two stores with the highest amount paid, picked over the whole history" in entry
+
+
+def test_a_question_that_drops_the_window_fails_validation_and_an_llm_is_told_to_say_it():
+    from dptool.generate.llm_phrase import scope
+    from dptool.generate.validate import selection_unstated
+
+    catalog = load_catalog(_manifest({**TOP_K, "selection": WINDOW}))
+    clause = selection_clause("city_share", catalog).strip()
+    task = {"analysis_type": "trend_analysis", "metric_ids": ["city_share"], "dimension": "ordered_at", "slice": {},
+            "window": None}
+    bare = "How did our Top-3 City Share develop month by month over the whole history?"
+    assert selection_unstated(task, catalog, bare)
+    assert not selection_unstated(task, catalog, f"{bare}  {clause}")
+    assert not selection_unstated({**task, "metric_ids": ["avg_order_value"]}, catalog, bare)
+    assert f'say: "{clause}"' in scope(task, catalog)

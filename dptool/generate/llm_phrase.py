@@ -15,7 +15,16 @@ import json
 
 from dptool.generate.enrich import TREND_RULE
 from dptool.generate.knowledge import EFFECTIVE_DATE, governing_passage
-from dptool.generate.phrase import REPORTABLE, at_least, counted, format_number, own_rows_sentence, plural, spoken
+from dptool.generate.phrase import (
+    REPORTABLE,
+    at_least,
+    counted,
+    format_number,
+    own_rows_sentence,
+    plural,
+    selection_clause,
+    spoken,
+)
 from dptool.generate.phrase import scope_sentence as template_scope_sentence
 from dptool.generate.values import said
 from dptool.llm.client import LLM, Prompt
@@ -65,15 +74,18 @@ def _unit(metric: Metric) -> str:
 
 
 def scope(task: dict, catalog: Catalog) -> str:
-    """The answer's scope in words: window, segment or groups, list length, threshold; and which rows a slice on
-    another table's column keeps, where its readings differ (the template's sentence, to be said)."""
+    """The answer's scope in words: window, segment or groups, list length, threshold; and the template's sentences
+    to be said: which rows a slice on another table's column keeps, where its readings differ, and the window a
+    metric's selected members are picked over."""
     text = _scope(task, catalog)
     metric = _metric(task, catalog)
-    dim = _dimension(task, catalog, metric)
-    if metric is None or dim is None or dim.kind == "temporal" or task["analysis_type"] == "knowledge_retrieval":
+    if metric is None or task["analysis_type"] == "knowledge_retrieval":
         return text
-    rows = own_rows_sentence(metric.id, dim, task.get("slice") or {}, catalog).strip()
-    return f"{text}; say: \"{rows}\"" if rows else text
+    dim = _dimension(task, catalog, metric)
+    rows = "" if dim is None or dim.kind == "temporal" else \
+        own_rows_sentence(metric.id, dim, task.get("slice") or {}, catalog).strip()
+    sentences = " ".join(x for x in (rows, selection_clause(metric.id, catalog).strip()) if x)
+    return f"{text}; say: \"{sentences}\"" if sentences else text
 
 
 def _scope(task: dict, catalog: Catalog) -> str:

@@ -12,9 +12,11 @@ from dptool.generate.overlap import one_answer_fits_both
 from dptool.generate.phrase import NO_POLICY, ONLY, REPORTABLE
 from dptool.generate.support import LISTING, degenerate, thin
 from dptool.project.catalog import Catalog
+from dptool.project.selects import selections
 
 CHECKS = ("identifier_leakage", "too_short", "datetime_as_category", "no_scorable_answer", "rule_without_effect",
-          "scope_mismatch", "trend_rule_unstated", "thin_support", "degenerate_groups", "removed_group_asked")
+          "scope_mismatch", "trend_rule_unstated", "selection_unstated", "thin_support", "degenerate_groups",
+          "removed_group_asked")
 MIN_QUESTION_CHARS = 20
 
 
@@ -56,6 +58,8 @@ def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
         found.append("scope_mismatch")
     if task["analysis_type"] == "trend_analysis" and not states_trend_rule(question):
         found.append("trend_rule_unstated")
+    if selection_unstated(task, catalog, question):
+        found.append("selection_unstated")
     support = task.get("support")
     if isinstance(support, dict):
         # an answer resting on one loan measures noise (dptool.generate.support)
@@ -189,3 +193,14 @@ def duplicate_questions(tasks: list[dict]) -> set[str]:
             golds = {json.dumps(t["gold"], sort_keys=True, default=str) for t in same}
             drop |= {t["task_id"] for t in (same[1:] if len(golds) == 1 else same)}
     return drop
+
+
+def selection_unstated(task: dict, catalog: Catalog, question: str) -> bool:
+    """A question on a metric that selects members (the top ten sellers, the active ones) that does not say the
+    window they are picked over (`Selection.window_text`, meta.dptool.metric.selection): the same words a
+    phrased question ends with, so an LLM's question must keep them too. Knowledge tasks ask about documents."""
+    ids = task.get("metric_ids") or []
+    if task.get("analysis_type") == "knowledge_retrieval" or not ids or ids[0] not in catalog.metrics:
+        return False
+    said = " ".join(question.lower().split())
+    return any(" ".join(s.window_text.lower().split()) not in said for s in selections(catalog, ids[0]))
