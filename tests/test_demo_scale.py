@@ -130,3 +130,20 @@ def test_csv_reader_refuses_a_column_without_a_type(small_project):
     [result] = results
     assert result.status == "error"
     assert "olist_product_category_name_translation: no column_types for extra" in result.message
+
+
+def test_duckdb_memory_limit_from_the_environment(tmp_path, monkeypatch):
+    """Large data on a shared machine: DPTOOL_DUCKDB_MEMORY_LIMIT bounds DuckDB (80 % of the machine's memory by
+    default) in every file dptool opens; a value that is no amount of memory is refused in one line."""
+    from dptool.errors import DptoolError
+    from dptool.project.warehouse import Warehouse
+
+    path = tmp_path / "w.duckdb"
+    duckdb.connect(str(path)).close()
+    monkeypatch.setenv("DPTOOL_DUCKDB_MEMORY_LIMIT", "1GB")
+    for read_only in (True, False):
+        with Warehouse(path, read_only=read_only) as wh:
+            assert wh.query("select current_setting('memory_limit')")[1] == [("953.6 MiB",)]
+    monkeypatch.setenv("DPTOOL_DUCKDB_MEMORY_LIMIT", "lots")
+    with pytest.raises(DptoolError, match=r"^DPTOOL_DUCKDB_MEMORY_LIMIT='lots': not an amount of memory"):
+        Warehouse(path)
