@@ -23,12 +23,12 @@ from dptool.sql import SharedQuery
 MEMORY_LIMIT_ENV = "DPTOOL_DUCKDB_MEMORY_LIMIT"
 
 
-def _config() -> dict[str, str]:
+def duckdb_config() -> dict[str, str]:
     """DuckDB settings of every file dptool opens: DuckDB's own memory_limit is 80 % of the machine's memory, too much
     where others work too (its spill to the temp directory keeps a query within a smaller one)."""
     limit = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
-    if limit and not re.fullmatch(r"\d+(\.\d+)?\s*[kmgt]i?b", limit, re.IGNORECASE):
-        raise DptoolError(f"{MEMORY_LIMIT_ENV}={limit!r}: not an amount of memory (e.g. 4GB)")
+    if limit and not re.fullmatch(r"\d+(\.\d+)?\s*(%|[kmgt]i?b)", limit, re.IGNORECASE):
+        raise DptoolError(f"{MEMORY_LIMIT_ENV}={limit!r}: not an amount of memory (e.g. 4GB or 50%)")
     return {"memory_limit": limit} if limit else {}
 
 
@@ -54,14 +54,14 @@ class Warehouse:
         try:
             if read_only:
                 # where DuckDB spills a large query, as it does for the file opened directly (not ./.tmp)
-                self.con = duckdb.connect(config={"temp_directory": f"{self.path}.tmp", **_config()})
+                self.con = duckdb.connect(config={"temp_directory": f"{self.path}.tmp", **duckdb_config()})
                 try:
                     self._attach()
                 except duckdb.Error:  # a file named like a database DuckDB holds itself (memory.duckdb)
                     self.con.close()
-                    self.con, self._use = duckdb.connect(str(self.path), read_only=True, config=_config()), None
+                    self.con, self._use = duckdb.connect(str(self.path), read_only=True, config=duckdb_config()), None
             else:
-                self.con = duckdb.connect(str(self.path), config=_config())
+                self.con = duckdb.connect(str(self.path), config=duckdb_config())
         except duckdb.Error as exc:
             raise DptoolError(f"{self.path}: cannot open ({' '.join(str(exc).split())})") from None
         self._halts: set = set()  # how to stop the queries of each query_each still running
