@@ -10,7 +10,7 @@ DEMO_TARGET ?= 1800
 export DBT_SEND_ANONYMOUS_USAGE_STATS := False
 export DO_NOT_TRACK := 1
 
-.PHONY: install demo docs docs-check docs-images readme test test-postgres test-spark test-dbt112 lint bench dist clean
+.PHONY: install demo docs docs-serve docs-check docs-images readme test test-postgres test-spark test-dbt112 lint bench dist clean
 
 install: $(STAMP)
 
@@ -28,15 +28,26 @@ demo: $(STAMP)
 	$(BIN)/dptool ablate pairing --project-dir . --limit 100 bundle
 
 # the provenance of every gold answer, in dbt docs (after `make demo`); the var enables the gold models (disabled
-# otherwise, so that no everyday dbt command builds them), and their pages need their compiled SQL and columns
+# otherwise, so that no everyday dbt command builds them), and their pages need their compiled SQL and columns.
+# `make docs-serve` serves what was generated; DOCS_PROJECT: another project's folder (its profiles.yml there too).
+# A Ctrl-C stops the server and ends make quietly (dptool.project.docs_serve)
+DOCS_PROJECT ?= .
+DOCS_PORT ?= 8080
+DOCS_SERVE_FLAGS ?=
+DOCS_SERVE = $(BIN)/python -m dptool.project.docs_serve --project-dir $(DOCS_PROJECT) --profiles-dir $(DOCS_PROJECT) \
+	--port $(DOCS_PORT) $(DOCS_SERVE_FLAGS)
 docs: $(STAMP)
-	$(BIN)/dbt docs generate --project-dir . --profiles-dir . --vars '{dptool_gold: true}'
-	$(BIN)/dbt docs serve --project-dir . --profiles-dir .
+	$(BIN)/dbt docs generate --project-dir $(DOCS_PROJECT) --profiles-dir $(DOCS_PROJECT) --vars '{dptool_gold: true}'
+	$(DOCS_SERVE)
+
+docs-serve: $(STAMP)
+	$(DOCS_SERVE)
 
 # what a reviewer reads, in headless Chromium (Debian's `chromium`): dbt docs of the whole demo (a gold model, the
-# overview dptool_tasks, a data product and a derived column) and report.html of a base-sql score run, checked and
-# photographed into target/docs-check/img (a check changes no tracked file); builds the demo first when there is no
-# bundle. `make docs-images` does the same and writes the photographs into docs/img, where the README shows them
+# overview dptool_tasks, a data product and a derived column), report.html of a base-sql score run, the graph page
+# and compare.html (base-sql against gold-sql), checked and photographed into target/docs-check/img (a check changes
+# no tracked file); builds the demo first when there is no bundle. `make docs-images` does the same and writes the
+# photographs into docs/img, where the README and the docs pages show them
 docs-check: $(STAMP)
 	test -f bundle/tasks.jsonl || $(MAKE) demo
 	$(BIN)/python -m tests.docs_pages --project-dir . --bundle bundle --out target/docs-check/img

@@ -4,7 +4,9 @@
     .venv/bin/python benchmarks/bench_generate.py --target 1000 --scale 10  # both domains 10x (Olist's size)
 
 With `--scale S`, both demo domains are written at that scale first (`dptool demo-data --domain ecommerce
---scale S` and `--domain banking --scale S`). Then `dbt build`, then `dptool generate --target N`, then
+--scale S` and `--domain banking --scale S`), and `dbt build` loads their seeds with DuckDB's CSV reader
+(`--vars '{demo_csv_reader: true}'`, see macros/seed_csv_reader.sql). Then `dbt build`, then
+`dptool generate --target N`, then
 the bare SQL: every validated task's stored gold_sql and base_sql, run one after the other on one DuckDB
 connection to the bundle's warehouse (what the gold answers cost without dbt or dptool). Also the same
 queries as generate runs SQL (`Warehouse.query_shared`: on all cores, each ephemeral model that several
@@ -16,6 +18,11 @@ generate_over_shared_sql, the seconds of each stage (wall and CPU, all threads) 
 the candidates each step ran and kept (`candidates`: skeletons probed, gold models compiled, gold and support
 queries run, tasks validated and kept, rounds; `dropped_by_reason`, `rejected_by_check`), and the load average of
 the machine before and after (others' work slows a run).
+
+Peak resident memory (`peak_rss_mib`): `demo_data` is the largest `dptool demo-data` process
+(`getrusage(RUSAGE_CHILDREN).ru_maxrss`); `dbt_build` and `generate` run in this process, so each is its VmHWM
+in /proc/self/status after the peak was reset (`5` written to /proc/self/clear_refs) when the stage began:
+Python, dbt and DuckDB together.
 
 Then what no generate can skip for the tasks it kept, each part timed alone (wall and CPU seconds, all threads):
 `kept`: one `dbt compile` of the kept tasks' gold and support texts (dbt writes every query), their support queries
@@ -35,6 +42,7 @@ import json
 import os
 import platform
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -55,7 +63,7 @@ from dptool.generate import materialize  # noqa: E402
 from dptool.generate.pipeline import generate  # noqa: E402
 from dptool.project.batch import CTE_PREFIX, compile_texts  # noqa: E402
 from dptool.project.dbt import DbtProject, dbt_version  # noqa: E402
-from dptool.project.warehouse import Warehouse  # noqa: E402
+from dptool.project.warehouse import MEMORY_LIMIT_ENV, Warehouse, duckdb_config  # noqa: E402
 from dptool.sql import SharedQuery  # noqa: E402
 from tests.conftest import copy_demo_project  # noqa: E402
 
@@ -64,19 +72,26 @@ DOMAINS = ("ecommerce", "banking")
 
 def run_once(scale: float, target: int, workdir: Path) -> dict:
     project_dir = copy_demo_project(workdir / "project")
+    demo_data: dict[str, float] = {}
+    build = ["build"]
     if scale != 1.0:
         for domain in DOMAINS:
+            start = time.perf_counter()
             subprocess.run([sys.executable, "-m", "dptool.cli", "demo-data", "--domain", domain,
                             "--scale", f"{scale:g}", "--out", str(project_dir / "seeds" / domain)],
                            check=True, capture_output=True)
+            demo_data[domain] = round(time.perf_counter() - start, 2)
+        build += ["--vars", "{demo_csv_reader: true}"]  # the seeds through DuckDB's CSV reader, not agate
+    peak = {"demo_data": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)} if demo_data else {}
     project = DbtProject(project_dir)
     project.run("deps")
     start = time.perf_counter()
-    project.run("build")
+    with _peak_rss(peak, "dbt_build"):
+        project.run(*build)
     dbt_build = time.perf_counter() - start
     load_before = os.getloadavg()
     start, cpu = time.perf_counter(), time.process_time()
-    with TextRecorder() as texts:
+    with TextRecorder() as texts, _peak_rss(peak, "generate"):
         result = generate(project_dir, workdir / "bundle", target_tasks=target, echo=lambda _: None, progress=False)
     generate_seconds = time.perf_counter() - start
     generate_cpu = time.process_time() - cpu
@@ -109,6 +124,8 @@ def run_once(scale: float, target: int, workdir: Path) -> dict:
         "dropped_by_reason": dict(sorted(Counter(_reason(r) for r in result.dropped.values()).items())),
         "rejected_by_check": dict(sorted((k, v) for k, v in result.rejected.items() if v)),
         "dbt_build_seconds": round(dbt_build, 2),
+        "demo_data_seconds": demo_data,
+        "peak_rss_mib": peak,
         "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after]},
     }
 
@@ -179,6 +196,15 @@ def kept_work(project: DbtProject, texts: dict[str, str], bundle: Path, tasks: l
 
 
 @contextmanager
+def _peak_rss(peak: dict, name: str) -> Iterator[None]:
+    """peak[name]: the most resident memory of this process while the block ran, in MiB (see the module docstring)."""
+    Path("/proc/self/clear_refs").write_text("5")
+    yield
+    status = Path("/proc/self/status").read_text()
+    peak[name] = round(int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:"))) / 1024)
+
+
+@contextmanager
 def _clock(parts: dict, name: str) -> Iterator[None]:
     start, cpu = time.perf_counter(), time.process_time()
     yield
@@ -195,7 +221,7 @@ def bare_sql_seconds(bundle: Path, tasks: list[dict]) -> float:
     """Every task's gold_sql and base_sql, one after the other, straight on DuckDB."""
     import duckdb
 
-    con = duckdb.connect(str(bundle / "warehouse.duckdb"), read_only=True)
+    con = duckdb.connect(str(bundle / "warehouse.duckdb"), read_only=True, config=duckdb_config())
     start = time.perf_counter()
     for task in tasks:
         for key in ("gold_sql", "base_sql"):
@@ -242,6 +268,7 @@ def main() -> None:
         "runs": [{k: r[k] for k in ("generate_seconds", "bare_sql_seconds", "shared_sql_seconds",
                                     "least_generate_over_shared_sql", "load_average")} for r in runs],
         "cores": os.cpu_count(),
+        "duckdb_memory_limit": os.environ.get(MEMORY_LIMIT_ENV) or "DuckDB's default (80% of the memory)",
         "versions": {"dptool": __version__, "dbt-core": dbt_version(), "python": platform.python_version()},
         "machine": {"processor": platform.machine(), "system": platform.system()},
     }
@@ -251,7 +278,7 @@ def main() -> None:
     for key in ("validated_tasks", "generate_seconds", "bare_sql_seconds", "seconds_per_1000_tasks",
                 "generate_over_bare_sql", "shared_sql_seconds", "generate_over_shared_sql", "dbt_build_seconds",
                 "inside_dbt_seconds", "inside_dbt_cpu_seconds", "generate_cpu_seconds",
-                "least_generate_over_shared_sql", "least_all_at_once_over_shared_sql"):
+                "least_generate_over_shared_sql", "least_all_at_once_over_shared_sql", "peak_rss_mib"):
         print(f"{key:<24} {report[key]}")
     print("candidates " + ", ".join(f"{k} {v}" for k, v in report["candidates"].items()))
     for part, seconds in report["kept"].items():

@@ -1,10 +1,12 @@
 """The pages a reviewer reads, as headless Chromium renders them: a gold model's dbt docs page, the overview
-`dptool_tasks`, a data product's page and one of its derived columns expanded, and report.html's wrong answers.
+`dptool_tasks`, a data product's page and one of its derived columns expanded, report.html's wrong answers, the
+graph page and compare.html (base-sql against gold-sql).
 
 Each reader returns what the page shows (innerText: hidden elements are left out) and, given a folder, takes its
-screenshot. tests/test_browser.py asserts on what they read; `make docs-check` (`python -m tests.docs_pages`) runs
-them on the demo after `dbt docs generate --select '*' --vars '{dptool_gold: true}'` and writes the screenshots
-to target/docs-check/img (`make docs-images`: docs/img, the README's pictures).
+screenshot. tests/test_browser.py and tests/test_compare_page.py assert on what they read; `make docs-check`
+(`python -m tests.docs_pages`) runs them on the demo after `dbt docs generate --select '*' --vars
+'{dptool_gold: true}'` and writes the screenshots to target/docs-check/img (`make docs-images`: docs/img, the
+pictures of the README and the docs pages).
 """
 
 from __future__ import annotations
@@ -68,12 +70,22 @@ class Docs:
 
 
 def gold_page(docs: Docs, task: dict, shots: Path | None = None) -> SimpleNamespace:
-    """A task's gold model: its description (question, metric, rule documents) and, in "Depends On", the models
-    and the macros it depends on (the Macros tab shows only after a click)."""
+    """A task's gold model: its description (question, metric, the reviewer's fields as table rows, rule
+    documents, and what of it runs past the section's edge) and, in "Depends On", the models and the macros it
+    depends on (the Macros tab shows only after a click)."""
     b = docs.browser
     docs.open(task["dbt_node"])
     title = b.text(f"{APP} .app-title")
     description = docs.text("description")
+    section = json.dumps(docs.section("description"))
+    # the fields a reviewer checks, a table row each; and what of the description runs past its section's edge
+    # (the first table whose head is "field | value": a rule document below may hold tables of its own)
+    fields = b.evaluate(f"(t => t ? [...t.rows].slice(1).map(tr => [...tr.cells].map(td => td.innerText.trim())) : [])"
+                        f"([...document.querySelectorAll({section} + ' table')].find(t => t.rows[0] && "
+                        "[...t.rows[0].cells].map(c => c.textContent.trim()).join('|') === 'field|value'))")
+    cut = b.evaluate(f"(s => {{ const edge = s.getBoundingClientRect().right; return [...s.querySelectorAll('*')]"
+                     ".filter(e => e.getBoundingClientRect().right > edge + 1)"
+                     f".map(e => e.tagName + ': ' + e.innerText.slice(0, 60)); }})(document.querySelector({section}))")
     depends = docs.section("depends_on")
     tabs = b.evaluate(f"[...document.querySelectorAll('{depends} .nav-tabs a')].map(a => a.innerText.trim())")
     models = b.text(f"{depends} .list-unstyled")
@@ -88,7 +100,8 @@ def gold_page(docs: Docs, task: dict, shots: Path | None = None) -> SimpleNamesp
         b.screenshot(shots / "gold-model.png", f"{APP} .app-title", until=docs.section("description"),
                      max_height=900)
         b.screenshot(shots / "gold-model-macros.png", depends)
-    return SimpleNamespace(title=title, description=description, tabs=tabs, models=models, macros=macros)
+    return SimpleNamespace(title=title, description=description, tabs=tabs, models=models, macros=macros,
+                           fields=dict(row for row in fields if len(row) == 2), cut=cut)
 
 
 def tasks_page(docs: Docs, shots: Path | None = None) -> SimpleNamespace:
@@ -211,8 +224,56 @@ def graph_page(browser: Browser, page: Path, shots: Path | None = None) -> Simpl
     return SimpleNamespace(collapsed=collapsed, expanded=expanded)
 
 
+COMPARE_WINDOW = (1400, 900)
+# how far the page runs past the window, and every id or word drawn on more than one line: each `.id` element's
+# client rects, and each word of each text node (a range over it) on more than one line top
+COMPARE_LAYOUT = """(() => {
+    const broken = [];
+    for (const e of document.querySelectorAll('.id'))
+        if (new Set([...e.getClientRects()].map(r => Math.round(r.top))).size > 1) broken.push(e.textContent);
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT,
+        {acceptNode: n => n.parentElement.closest('script, style, svg') ? NodeFilter.FILTER_REJECT
+                                                                         : NodeFilter.FILTER_ACCEPT});
+    const range = document.createRange();
+    let words = 0;
+    for (let n; (n = walker.nextNode());) {
+        for (const m of n.textContent.matchAll(/\\S+/g)) {
+            range.setStart(n, m.index); range.setEnd(n, m.index + m[0].length);
+            const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+            if (tops.size) words++;
+            if (tops.size > 1) broken.push(m[0]);
+        }
+    }
+    const past = [...document.body.querySelectorAll('*')].filter(e => {
+        const box = e.getBoundingClientRect(); return box.width && box.right > window.innerWidth + 0.5;
+    }).map(e => e.tagName + ': ' + (e.textContent || '').slice(0, 40));
+    return {broken: broken, words: words, ids: document.querySelectorAll('.id').length, past: past,
+            overflow: document.documentElement.scrollWidth - window.innerWidth};
+})()"""
+
+
+def compare_page(browser: Browser, page: Path, shots: Path | None = None) -> SimpleNamespace:
+    """compare.html at 1,400 px: its layout (COMPARE_LAYOUT) as it opens, and with the list of the flipped tasks
+    opened from the summary's first count (the tasks drawn, and the count and group the button names); photographed
+    at the top (the leaderboard) and at the flips' summary with a count opened."""
+    browser.goto(page.resolve().as_uri(), "document.querySelector('#flip-count')?.textContent", str(page))
+    first = browser.evaluate(COMPARE_LAYOUT)
+    if shots is not None:
+        browser.screenshot(shots / "compare-top.png", "h1", until="#leaderboard", max_height=900)
+    group = browser.evaluate("(b => ({...b.dataset, n: Number(b.innerText)}))(document.querySelector('button.open'))")
+    browser.click("button.open")
+    opened = SimpleNamespace(
+        group=group, count=browser.text("#flip-count"),
+        tasks=browser.evaluate("[...document.querySelectorAll('#flip-cards tr')].map(tr => tr.dataset.task)"),
+        layout=browser.evaluate(COMPARE_LAYOUT))
+    if shots is not None:
+        browser.screenshot(shots / "compare-flips.png", "#flips", max_height=1100)
+    return SimpleNamespace(first=first, opened=opened)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """make docs-check: dbt docs of the whole demo, a base-sql score run, the pages read and photographed."""
+    """make docs-check: dbt docs of the whole demo, a base-sql score run, its compare with gold-sql, the pages
+    read and photographed."""
     from dptool.project.dbt import DbtProject
 
     parser = argparse.ArgumentParser(prog="python -m tests.docs_pages", description=main.__doc__)
@@ -232,6 +293,9 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     for command in (("answer", str(args.bundle), "--agent", "base-sql", "--out", str(work / "base-sql.jsonl")),
                     ("score", str(args.bundle), str(work / "base-sql.jsonl"), "--out", str(work / "score")),
+                    ("answer", str(args.bundle), "--agent", "gold-sql", "--out", str(work / "gold-sql.jsonl")),
+                    ("compare", str(work / "base-sql.jsonl"), str(work / "gold-sql.jsonl"), "--bundle",
+                     str(args.bundle), "--out", str(work / "compare")),
                     ("graph", "--project-dir", str(project.project_dir), "--format", "html", "--out",
                      str(work / "graph.html"))):
         step(f"dptool {command[0]} ({' '.join(command[1:])})")
@@ -250,8 +314,13 @@ def main(argv: list[str] | None = None) -> int:
         report = report_page(browser, work / "score" / "report.html", wrong["task_id"], args.out)
     with Browser(window=GRAPH_WINDOW) as browser:
         graph = graph_page(browser, work / "graph.html", args.out)
+    with Browser(window=COMPARE_WINDOW) as browser:
+        compared = compare_page(browser, work / "compare" / "compare.html", args.out)
     problems = [what for what, ok in [
         (f"{task['task_id']}: the question", task["question"] in gold.description),
+        (f"{task['task_id']}: the reviewer's fields, a row each", gold.fields.get("analysis type") ==
+         task["analysis_type"] and "gold answer" in gold.fields and "support" in gold.fields),
+        (f"{task['task_id']}: nothing past the description's edge", not gold.cut),
         (f"{task['task_id']}: the rule macros among Depends On",
          all(f"rule__{r}" in gold.macros for r in task["rule_ids"])),
         (f"{DATA_PRODUCT_MODEL}: the request", "Data product request" in product.description),
@@ -259,6 +328,9 @@ def main(argv: list[str] | None = None) -> int:
         (f"report.html: {wrong['task_id']}'s question", report.question == wrong["question"]),
         ("graph.html: within 1,400 px", graph.expanded["overflow"] <= 0),
         ("graph.html: no edge across a label", not graph.collapsed["crossing"] + graph.expanded["crossing"]),
+        ("compare.html: within 1,400 px", compared.first["overflow"] <= 0 and not compared.first["past"]),
+        ("compare.html: no id or word cut", not compared.first["broken"] + compared.opened.layout["broken"]),
+        ("compare.html: a count lists its tasks", len(compared.opened.tasks) == min(compared.opened.group["n"], 50)),
     ] if not ok]
     for png in sorted(args.out.glob("*.png")):
         print(f"  {png} {png.stat().st_size // 1024} KB")

@@ -94,6 +94,21 @@ def test_a_gold_models_page_shows_its_question_rule_documents_and_rule_macros(pa
     assert {f"rule__{r}" for r in task["rule_ids"]} <= set(gold.macros.split())
 
 
+def test_a_gold_models_page_shows_the_fields_a_reviewer_checks_a_row_each_within_the_page(pages):
+    task, fields = pages.task, pages.gold.fields
+    assert list(fields) == ["analysis type", "rule scope", "rules in force", "withdrawn rule", "gold answer",
+                            "tolerance", "support"]
+    assert fields["analysis type"] == task["analysis_type"] and fields["rule scope"].startswith(task["rule_scope"])
+    assert fields["rules in force"] == (", ".join(f"rule__{r}" for r in task["rules_in_force"]) or "none")
+    gold = fields["gold answer"]
+    assert "characters more in tasks.jsonl" in gold or json.loads(gold) == task["gold"]
+    assert f"at least {task['support']['min_rows']} rows" in fields["support"]
+    assert pages.gold.cut == []
+    # the meta stays whole for machines
+    node = pages.manifest["nodes"][task["dbt_node"]]
+    assert node["config"]["meta"]["dptool"]["task"]["analysis_type"] == task["analysis_type"]
+
+
 def test_the_overview_page_lists_every_task_with_its_question_and_links(pages):
     gold = [n for n in pages.manifest["nodes"].values() if n["resource_type"] == "model"
             and n["config"].get("group") == "dptool_gold" and n["name"] != "dptool_tasks"]

@@ -12,11 +12,13 @@ import duckdb
 import pytest
 
 from dptool.evaluate.score import load_tasks
+from dptool.generate.instantiate import Window, one_of, window_predicates
 from dptool.generate.materialize import jinja_literal
 from dptool.project.warehouse import Warehouse
 
 ITEMS = ("Precedence", "Period membership and bounds", "Held in a period", "Trend direction and total change",
-         "Percent change of a share", "Day counting", "Blank versus NULL categories", "Ties")
+         "Percent change of a share", "Day counting", "Blank versus NULL categories",
+         "A slice on another table's column", "Ties", "Apply only")
 IN_DOMAIN = {
     "banking": ("held on it whatever its own date", "days 1 to 365 before it, the grant day itself excluded",
                 "A blank characterisation (' ') and a missing one (NULL)"),
@@ -255,6 +257,71 @@ def test_a_breakdown_compiled_by_dbt_keeps_blank_and_null_apart(built_demo_copy,
     assert gold == {k: n for k, n in counts}
 
 
+def test_a_blank_or_null_slice_value_is_named_in_words_and_filters_its_own_rows(tasks, con):
+    """Blank versus NULL, in a question: a task sliced on the blank characterization names it "the blank payment
+    characterization (' ')" (NULL: "not recorded (NULL)"), and its gold before any policy is over the ' ' rows alone."""
+    for task in tasks:
+        value = task["slice"].get("k_symbol", "absent")
+        groups = task["slice"].get("groups") or []
+        if task.get("dimension") != "k_symbol" or not (value in (" ", None) or " " in groups or None in groups):
+            continue
+        words = [f"the blank {label} (' ')" if v == " " else f"{label} not recorded (NULL)"
+                 for v in ([value] if value != "absent" else groups) if v in (" ", None)
+                 for label in ("payment characterization", "standing order purpose")]
+        assert any(w in task["question"] for w in words), task["question"]
+    # the bundle's sample may ask nothing of them: tests/test_slice_values.py phrases such tasks whatever it holds
+
+
+def test_a_blank_and_a_null_slice_compiled_by_dbt_filter_exactly_their_rows(built_demo_copy, demo_catalog):
+    """The slice predicate a candidate writes for ' ' and for NULL (`one_of`: `= ' '`, `IS NULL`), in the gold dbt
+    compiles: Overdraft Rate in Q4 1997 is the plain SQL's over exactly those rows (not `= NULL`, which holds none)."""
+    trans = _relations(demo_catalog)["trans"]
+    window = window_predicates("date", Window(date(1997, 10, 1), date(1998, 1, 1), "Q4 1997"), "yymmdd", "duckdb")
+    for value, test in ((" ", "k_symbol = ' '"), (None, "k_symbol is null")):
+        rows = _compiled_gold(built_demo_copy, demo_catalog, "overdraft_rate", [],
+                              [*window, one_of("k_symbol", [value], "duckdb")])
+        with Warehouse.of(built_demo_copy.connection()) as wh:  # after dbt: one process holds the file at a time
+            _, ((expected,),) = wh.query(f"select avg(case when balance < 0 then 1.0 else 0.0 end) from {trans} "
+                                         f"where date between 971001 and 971231 and {test}")
+        assert expected is not None
+        assert {r[0]: r[1] for r in rows}["gold"] == pytest.approx(float(expected), rel=1e-9), value
+
+
+def test_a_slice_on_the_seller_s_state_keeps_that_seller_s_items(built_demo_copy, demo_catalog):
+    """A slice on another table's column: Revenue per Order for seller state RJ in Q3 2018 under Revenue Recognition,
+    as dbt compiles its gold, is the RJ sellers' items over the orders that hold one (149.26), not the whole of every
+    order that has an RJ seller (189.26)."""
+    where = [*window_predicates("order_purchase_timestamp", Window(date(2018, 7, 1), date(2018, 10, 1), "Q3 2018"),
+                                "timestamp", "duckdb"), one_of("seller_state", ["RJ"], "duckdb")]
+    rows = _compiled_gold(built_demo_copy, demo_catalog, "revenue_per_order", ["revenue_recognition"], where)
+    gold = {r[0]: r[1] for r in rows}["gold"]
+    t = _relations(demo_catalog)
+    items = (f"select i.order_id, i.price + i.freight_value as value, s.seller_state from {t['order_items']} i "
+             f"join {t['orders']} o using (order_id) join {t['sellers']} s using (seller_id) "
+             "where o.order_status not in ('canceled', 'unavailable') "
+             "and o.order_purchase_timestamp >= '2018-07-01' and o.order_purchase_timestamp < '2018-10-01'")
+    with Warehouse.of(built_demo_copy.connection()) as wh:
+        _, ((own,),) = wh.query(f"select sum(value) / count(distinct order_id) from ({items}) "
+                                "where seller_state = 'RJ'")
+        _, ((whole,),) = wh.query(f"select sum(value) / count(distinct order_id) from ({items}) where order_id in "
+                                  f"(select order_id from ({items}) where seller_state = 'RJ')")
+    assert gold == pytest.approx(float(own), rel=1e-9)
+    assert abs(float(whole) - float(own)) > 1
+
+
+def test_a_question_on_a_per_order_metric_by_seller_state_says_which_rows_count(tasks):
+    """The demo's Revenue per Order tasks sliced on a seller state say that only that state's order items count."""
+    for task in tasks:
+        if task["metric_ids"][:1] != ["revenue_per_order"] or task.get("dimension") != "seller_state":
+            continue
+        value = task["slice"].get("seller_state")
+        expected = (f"Count only the order items whose seller state is {value}, not all the order items of every "
+                    "order that has one." if value else "Count for each seller state only its own order items, not "
+                    "all the order items of every order that has one of them.")
+        assert expected in task["question"], task["question"]
+    # the bundle's sample may hold none: tests/test_slice_values.py phrases such tasks whatever it holds
+
+
 def _run(con, sql: str) -> tuple[list[str], list[tuple]]:
     cur = con.execute(sql)
     rows = cur.fetchall()
@@ -387,3 +454,51 @@ def test_a_policy_prevails_over_the_catalog_s_formula_in_every_period(tasks, com
             assert task["gold"]["value"] == pytest.approx(float(rows[0][0]), rel=1e-6, abs=1e-6), task["task_id"]
         checked += 1
     assert checked >= 1, "no Credit Risk Score task under its weights or NPL policy alone"
+
+
+def test_apply_only_drops_every_other_policy_the_weights_included(built_demo_copy, demo_catalog):
+    """Apply only: the Seller Fulfillment Score of Q1 2018 under "apply only" the Delivery SLA Grace Period is the
+    catalog's 0.6 / 0.4 of the on-time share with the grace day (the policy applies from 2018) and of CSAT over every
+    review: neither the weights policy (0.7 / 0.3) nor CSAT's policies (neutral reviews out, quarantine) apply."""
+    assert {r.id for r in demo_catalog.governing_rules("seller_fulfillment_score")} >= {
+        "delivery_sla_grace_period", "seller_score_weights", "csat_neutral_exclusion"}
+    where = ["order_purchase_timestamp >= '2018-01-01'", "order_purchase_timestamp < '2018-04-01'"]
+    rows = _compiled_gold(built_demo_copy, demo_catalog, "seller_fulfillment_score", ["delivery_sla_grace_period"],
+                          where)
+    gold = {r[0]: r[1] for r in rows}["gold"]
+    t = _relations(demo_catalog)
+    window = "o.order_purchase_timestamp >= '2018-01-01' and o.order_purchase_timestamp < '2018-04-01'"
+    late = ("date_diff('day', cast(o.order_estimated_delivery_date as date), "
+            "cast(o.order_delivered_customer_date as date))")
+    with Warehouse.of(built_demo_copy.connection()) as wh:
+        _, ((on_time,),) = wh.query(
+            f"select avg(case when {late} <= 1 then 1.0 else 0.0 end) from {t['orders']} o "
+            f"where o.order_status = 'delivered' and o.order_delivered_customer_date is not null and {window}")
+        _, ((csat, neutral_out),) = wh.query(
+            "select avg(case when r.review_score >= 4 then 1.0 else 0.0 end), "
+            "avg(case when r.review_score >= 4 then 1.0 when r.review_score <> 3 then 0.0 end) "
+            f"from {t['order_reviews']} r join {t['orders']} o on o.order_id = r.order_id where {window}")
+    on_time, csat, neutral_out = float(on_time), float(csat), float(neutral_out)
+    assert gold == pytest.approx(0.6 * on_time + 0.4 * csat, rel=1e-9)
+    for other in (0.7 * on_time + 0.3 * csat, 0.6 * on_time + 0.4 * neutral_out):
+        assert gold != pytest.approx(other, rel=1e-6)
+
+
+def test_fee_income_without_its_1996_policy_is_statement_fees_only(built_demo_copy, demo_catalog):
+    """Definitions before a policy: Fee Income of 1997 as the catalog defines it (no policy applied, the Fee Structure
+    Change 1996 withdrawn) is the statement fees (SLUZBY) alone, as its catalog formula says; under "apply only" that
+    policy, sanction interest joins them."""
+    where = ["date >= 970101", "date <= 971231"]
+    bare = {r[0]: r[1] for r in _compiled_gold(built_demo_copy, demo_catalog, "fee_income", [], where)}["gold"]
+    with_policy = {r[0]: r[1] for r in _compiled_gold(built_demo_copy, demo_catalog, "fee_income",
+                                                       ["fee_structure_change_1996"], where)}["gold"]
+    assert demo_catalog.metrics["fee_income"].formula == "SUM(fees charged by the bank: statement fees)"
+    t = _relations(demo_catalog)
+    with Warehouse.of(built_demo_copy.connection()) as wh:
+        _, ((fees, sanctions),) = wh.query(
+            "select sum(case when k_symbol = 'SLUZBY' then amount else 0 end), "
+            f"sum(case when k_symbol = 'SANKC. UROK' then amount else 0 end) from {t['trans']} "
+            "where date >= 970101 and date <= 971231")
+    assert sanctions > 0
+    assert float(bare) == pytest.approx(float(fees), rel=1e-9)
+    assert float(with_policy) == pytest.approx(float(fees) + float(sanctions), rel=1e-9)

@@ -103,6 +103,9 @@ HOSTILE_RULES = """
 {% macro rule__hostile_pop(metric, q) %}{% do q.where.pop(0) %}{{ return(q) }}{% endmacro %}
 {% macro rule__hostile_clear(metric, q) %}{% do q.where.clear() %}{{ return(q) }}{% endmacro %}
 {% macro rule__hostile_columns(metric, q) %}{% do q.columns.update({'date': '930301'}) %}{{ return(q) }}{% endmacro %}
+{% macro rule__hostile_expression(metric, q) %}
+  {% do q.columns.update({'date': 'date + 0'}) %}{{ return(q) }}
+{% endmacro %}
 """
 SLICE = "where=['date >= 930101', 'date <= 930630']"
 
@@ -114,7 +117,7 @@ def hostile(built_demo_copy):
     (root / "macros" / "rule__hostile.sql").write_text(HOSTILE_RULES, encoding="utf-8")
     folder = root / "models" / "hostile"
     folder.mkdir(exist_ok=True)
-    for rule in ("or", "changed", "new_mapping", "pop", "clear", "columns"):
+    for rule in ("or", "changed", "new_mapping", "pop", "clear", "columns", "expression"):
         (folder / f"h_{rule}.sql").write_text(f"{{{{ dptool.gold('avg_client_age', rules=['hostile_{rule}'], "
                                               f"{SLICE}) }}}}\n", encoding="utf-8")
     yield built_demo_copy
@@ -153,9 +156,16 @@ def test_round_four_a_rule_predicate_with_or_cannot_widen_the_slice(hostile):
     assert math.isclose(values["gold"], values["base"])  # the rule changes nothing: both are the slice's value
 
 
-@pytest.mark.xfail(strict=True, reason="gap: the slice filters the columns as the rules redefine them; a rule that "
-                                       "redefines a slice column (here to a constant) makes the slice hold every row, "
-                                       "and check_slice_kept looks only at where, having and group_by")
-def test_round_four_a_rule_that_redefines_the_slice_column_keeps_the_slice(hostile):
-    values = _gold_and_base(hostile, _compiled(hostile, "h_columns"))
-    assert math.isclose(values["gold"], values["base"]), values  # the slice is H1 1993 for both
+def test_round_four_a_rule_that_sets_the_slice_column_to_a_constant_fails_the_model(hostile):
+    # the slice filters the column as the rules redefine it: set to a constant, it would hold every row or none
+    out = _compiled(hostile, "h_columns")
+    assert out.startswith("error:") and "rule macro 'rule__hostile_columns' sets column 'date'" in out \
+        and "`date >= 930101`" in out, out[:300]
+
+
+def test_round_four_a_rule_that_redefines_the_slice_column_by_an_expression_keeps_the_slice(hostile):
+    # a reclassification (an expression that reads columns) is what a slice on that column is meant to see
+    sql = _compiled(hostile, "h_expression")
+    assert not sql.startswith("error:"), sql[:300]
+    values = _gold_and_base(hostile, sql)
+    assert values["gold"] is not None and math.isclose(values["gold"], values["base"]), values  # date + 0 is date

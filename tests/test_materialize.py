@@ -22,6 +22,7 @@ from dptool.generate.materialize import (
     GOLD_TAG,
     GROUP,
     OVERVIEW,
+    _support,
     compile_text,
     materialize,
     model_sql,
@@ -207,6 +208,45 @@ def test_a_question_that_looks_like_jinja_is_shown_as_it_is():
     rule_task, _, overview = properties([point_query(), ranking()], SHOP, {"t_0001": question})["models"]
     for text in (rule_task["description"], overview["description"]):
         assert DBT_JINJA.from_string(text).render(doc=lambda name: "").count(question) == 1
+
+
+def _rendered_rows(description: str) -> dict[str, str]:
+    """The field table of a description as dbt shows it: rendered as Jinja, each `| field | value |` row."""
+    text = DBT_JINJA.from_string(description).render(doc=lambda name: "")
+    rows = [line for line in text.splitlines() if line.startswith("| ") and line.endswith(" |")]
+    assert rows[:2] == ["| field | value |", "| --- | --- |"]
+    return {cells[0]: cells[1] for cells in (re.split(r"(?<!\\) \| ", row[2:-2]) for row in rows[2:])}
+
+
+def test_a_gold_models_description_shows_the_fields_a_reviewer_checks_one_a_row():
+    c = point_query()
+    record = {"task_id": c.task_id, "analysis_type": "counterfactual", "rule_scope": "all",
+              "rules_in_force": ["capital_override"], "withdrawn_rule": "exclude_tests",
+              "gold": [{"city": "a|b {{ x }}", "value": 1.5}], "tolerance": {"rel_tol": 0.001, "abs_tol": 0.005},
+              "support": {"min_rows": 30, "min_entities": 10, "entity": ["order_id"],
+                          "groups": [{"group": "a", "rows": 71, "entities": 66}, {"group": "b", "rows": 40,
+                                                                                  "entities": 31}], "removed": []}}
+    rule_task, *_ = properties([c, ranking()], SHOP, {"t_0001": QUESTION}, records={c.task_id: record})["models"]
+    fields = _rendered_rows(rule_task["description"])
+    assert list(fields) == ["analysis type", "rule scope", "rules in force", "withdrawn rule", "gold answer",
+                            "tolerance", "support"]
+    assert fields["analysis type"] == "`counterfactual`" and fields["rule scope"] == "all but the withdrawn rule"
+    assert fields["rules in force"] == "[rule__capital_override](#!/macro/macro.shop.rule__capital_override)"
+    assert fields["withdrawn rule"] == "[rule__exclude_tests](#!/macro/macro.shop.rule__exclude_tests)"
+    # shown as it is: a '|' no cell of its own, '{{ x }}' no Jinja
+    assert fields["gold answer"] == '`[{"city": "a\\|b {{ x }}", "value": 1.5}]`'
+    assert fields["tolerance"] == "rel tol 0.001, abs tol 0.005"
+    assert fields["support"] == "2 groups, the thinnest 40 rows and 31 distinct order_id; at least 30 rows and 10 " \
+        "entities asked"
+    rate = {**record["support"], "min_events": 10, "groups": [{"group": "a", "rows": 71, "entities": 66, "events": 3}]}
+    assert _support(rate) == "1 group, the thinnest 71 rows, 3 events and 66 distinct " \
+        "order_id; at least 30 rows, 10 entities and 10 events of the rate asked"
+    # the question stays the description's first paragraph (the overview reads it there), the meta stays whole
+    assert rule_task["description"].startswith(QUESTION + "\n\nMetric: ")
+    assert rule_task["config"]["meta"]["dptool"]["task"]["metric"] == "avg_order_value"
+    # a long gold is cut on the page
+    long = properties([c], SHOP, records={c.task_id: {**record, "gold": list(range(400))}})["models"][0]
+    assert "characters more in tasks.jsonl)" in _rendered_rows(long["description"])["gold answer"]
 
 
 def test_properties_of_nothing():

@@ -85,7 +85,7 @@ def test_a_lowered_minimum_gives_trends_and_says_its_number(project):
     grouped = [t["question"] for t in tasks if t["analysis_type"] in ("ranking", "decomposition")]
     assert grouped and all("at least 10 sales" in q and "at least 30" not in q for q in grouped), grouped[:2]
     card = (project / "lowered" / "card.md").read_text(encoding="utf-8")
-    assert "dbt var `dptool_min_support`: {rows: 10, entities: 5})" in card
+    assert "dbt var `dptool_min_support`: {rows: 10, entities: 5, events: 10})" in card
 
 
 def test_no_task_fails_naming_each_metric_and_the_setting(project):
@@ -97,7 +97,7 @@ def test_no_task_fails_naming_each_metric_and_the_setting(project):
     assert error.startswith("error: no task made, no bundle written") and "dptool_min_support" in error
     for metric in ("units", "gross_sales", "chargebacks", "rebates", "discounts", "returns", "fees"):
         (line,) = [x for x in proc.stdout.splitlines() if x.startswith(f"warning: metric {metric}: no task")]
-        assert line.endswith("; to keep those of thin_support: lower `rows` or `entities`, or set `entity`, of the "
-                             "dbt var dptool_min_support {rows: 30, entities: 10, entity: brand_id} in the vars of "
-                             "dbt_project.yml")
+        assert line.endswith("; to keep those of thin_support: lower `rows`, `entities` or `events`, or set `entity`, "
+                             "of the dbt var dptool_min_support {rows: 30, entities: 10, events: 10, entity: brand_id} "
+                             "in the vars of dbt_project.yml")
     assert not (project / "none").exists()

@@ -466,7 +466,8 @@ def test_validate_counts_per_check():
     assert tuple(rejected) == CHECKS
     assert dict(rejected) == {"identifier_leakage": 2, "too_short": 1, "datetime_as_category": 1,
                               "no_scorable_answer": 1, "rule_without_effect": 2, "scope_mismatch": 0,
-                              "trend_rule_unstated": 0, "thin_support": 0, "removed_group_asked": 0}
+                              "trend_rule_unstated": 0, "selection_unstated": 0, "thin_support": 0,
+                              "degenerate_groups": 0, "removed_group_asked": 0}
 
 
 # --- scope_mismatch: the question, rule_scope and rules_in_force agree with the closure ------------------------------

@@ -102,8 +102,9 @@ def test_every_imported_metric_has_tasks_or_a_warning_that_names_why(run):
     assert by_metric == TRANSLATED - {"return_rate"}
     (warning,) = [line for line in proc.stdout.splitlines() if line.startswith("warning: metric ")]
     assert warning.startswith("warning: metric return_rate: no task: all ") and "thin_support" in warning
-    assert warning.endswith("; to keep those of thin_support: lower `rows` or `entities`, or set `entity`, of the dbt "
-                            "var dptool_min_support {rows: 30, entities: 10} in the vars of dbt_project.yml")
+    assert warning.endswith("; to keep those of thin_support: lower `rows`, `entities` or `events`, or set "
+                            "`entity`, of the dbt var dptool_min_support {rows: 30, entities: 10, events: 10} in the "
+                            "vars of dbt_project.yml")
 
 
 def test_metricflow_agrees_on_every_compared_metric(run):

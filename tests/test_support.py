@@ -132,7 +132,7 @@ def test_the_setting_as_dbt_project_yml_sets_it(tmp_path):
     assert read_setting(_project(tmp_path, "")) == Setting(MIN_ROWS, MIN_ENTITIES)
     got = read_setting(_project(tmp_path, "vars:\n  dptool_min_support: {rows: 10, entities: 5, entity: sale_id}\n"))
     assert (got.rows, got.entities, got.chosen) == (10, 5, ("sale_id",))
-    assert "{rows: 10, entities: 5, entity: sale_id}" in got.sentence()
+    assert "{rows: 10, entities: 5, events: 10, entity: sale_id}" in got.sentence()
     scoped = read_setting(_project(tmp_path, "vars:\n  dptool_min_support: {rows: 99}\n"
                                              "  shop:\n    dptool_min_support: {rows: 12}\n"))
     assert (scoped.rows, scoped.entities, scoped.chosen) == (12, MIN_ENTITIES, ())

@@ -277,13 +277,13 @@ def comparison(answer: Any, gold: dict, fmt: dict, tol: dict, question: str = ""
         if keys(group) in given:
             raise Wrong(f"group {show(group)} named twice")
         given[keys(group)] = value_
-    gold_of = {}
+    gold_of, readings = {}, set()
     for side in ("a", "b"):
         group = gold[f"group_{side}"]
         if keys(group) not in given:
             raise Wrong(f"missing group {show(group)}", ROWS)
         check_number(given[keys(group)], gold[f"value_{side}"], tol, f"value of {show(group)}",
-                     percent_scale(fmt))
+                     percent_scale(fmt), readings=readings)
         gold_of[keys(group)] = gold[f"value_{side}"]
     first, second = (gold_of[keys(group)] for group, _ in pairs)
     difference(answer, first, second, percent_scale(fmt) == "fraction", tol)

@@ -14,8 +14,10 @@ In order, an answer is wrong when it is
   passage's own words that the question does not already say; a bare list ("0 29 30 1995-01-01") is no answer.
   A task that asks for a date only takes the date alone;
 - contradictory: near a key fact it says the other side of the passage's rule ("over 60 days are included"
-  where the passage excludes them, "does not apply" where it applies, "after" where it says "before"), or a
-  word fact is negated ("freight is not excluded" for the fact "freight is excluded").
+  where the passage excludes them, "does not apply" where it applies, "after" where it says "before", "before
+  1 January 2017" where it says "effective 1 January 2017"), or a word fact is negated ("freight is not
+  excluded" for the fact "freight is excluded"); hedged, too, when it offers the other side of a key date
+  ("… or maybe before 1 January 2017").
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from dptool.answers.passage import (
     STOPWORDS,
     Claim,
     Reading,
+    date_side,
     negated,
     read,
     rule_word,
@@ -372,6 +375,37 @@ def _not_inverted(answer: Reading, passage: Reading, facts: list[str]) -> None:
         _not_negated(fact, answer)
 
 
+# an alternative offered before a date's side: "or maybe before 1 January 2017" ("on or after" is one side)
+_OTHER_SIDE = re.compile(r"(?:(?<!on )(?<!at )\bor\b|\b(?:maybe|perhaps|"
+                         r"possibly|probably|alternatively|either|otherwise|if not|could be|might be)\b)"
+                         r"[^.;\n\d]{0,24}$")
+
+
+def _one_side_of_dates(answer: Reading, passage: Reading, facts: list[str]) -> None:
+    """Raise Wrong when the answer puts a key date's rule on the other side of it: "before 1 January 2017" where
+    the passage says "effective 1 January 2017" (contradictory, when no mention says the passage's side), or offers
+    that side as an alternative, "… or maybe before 1 January 2017" (hedged). Only a date the passage starts or
+    ends its rule at ("effective", "from", "until") has a side; one it speaks of from both sides ("from …; until
+    …") is left to the other checks."""
+    for fact in facts:
+        for x in {x for c in read(fact).claims for x in c.means if isinstance(x, date)}:
+            # the passage's side of a date is what starts or ends its rule: "periods before 1 January 1997 were
+            # restated" says no side of a rule that applies to every period
+            sides = {date_side(passage, j, comparators=False) for j in _mentions(passage, x)} - {None}
+            if len(sides) != 1:
+                continue
+            side = sides.pop()
+            said = [(i, s) for i in _mentions(answer, x) if (s := date_side(answer, i)) is not None]
+            if said and all(s != side for _, s in said):
+                raise Wrong(f"contradictory answer: {sentence_of(answer, said[0][0])!r} puts the rule on the other "
+                            f"side of {x.isoformat()} than the passage", CONTRADICTED)
+            for i, s in said:
+                start = answer.tokens[i].start
+                if s != side and _OTHER_SIDE.search(answer.text[max(0, start - 48):start]):
+                    raise Wrong(f"hedged answer: {sentence_of(answer, i)!r} offers the other side of "
+                                f"{x.isoformat()} as an alternative", HEDGED)
+
+
 def _not_negated(fact: str, answer: Reading) -> None:
     """A word fact is said as it is: "freight is excluded" is not "freight is not excluded", "never count
     customer records" is not "count customer records"."""
@@ -418,3 +452,4 @@ def knowledge(answer: Any, gold: dict, fmt_: dict, tol: dict, question: str = ""
     if fmt_.get("asks") != EFFECTIVE_DATE:  # "What is the effective date?" is answered by the date
         _meaning(said, passage, facts, read(question))
     _not_inverted(said, passage, facts)
+    _one_side_of_dates(said, passage, facts)

@@ -224,12 +224,27 @@ def allowed_error(gold: float, tolerance: dict) -> float:
     return max(float(tolerance.get("abs_tol", 0.0)), float(tolerance.get("rel_tol", 0.0)) * abs(gold))
 
 
+def _one_scale(readings: set[str], written: bool, as_percent: bool, as_fraction: bool, what: str, a: float) -> None:
+    """Record the scale a bare share was read on (none when both readings hold: 0 is 0 %; a share written with its
+    "%" says its own scale); refuse a second one."""
+    read = None if written or as_percent == as_fraction else "percent" if as_percent else "fraction"
+    if read is None:
+        return
+    readings.add(read)
+    if len(readings) > 1:
+        other = "in percent" if read == "fraction" else "as fractions"
+        raise Wrong(f"{what}: {fmt(a)} is read {'as a fraction' if read == 'fraction' else 'in percent'} where the "
+                    f"answer gives other values {other}: one answer, one scale", VALUE)
+
+
 def check_number(answer: Any, gold: float | None, tolerance: dict, what: str, scale: str | None = None, *,
-                 bounds: bool = False) -> None:
+                 bounds: bool = False, readings: set[str] | None = None) -> None:
     """Raise Wrong unless the answer matches the gold number.
 
     `scale` is None for plain numbers, "fraction" for shares stored 0–1, "points" for 0–100 values; `bounds`: a
-    bound such as "< 0.001" is read as its number.
+    bound such as "< 0.001" is read as its number. A share is read in percent ("38.37 %", "38.37") or as a
+    fraction ("0.3837"); with `readings` (one set for every number of an answer), every bare number on one scale:
+    an answer that gives one share as 0.96 (meaning 0.96 %) and another as 0.45 (meaning 45 %) has no one reading.
     """
     num = to_number(answer, what, bounds=bounds)
     if gold is None or num.value is None:
@@ -245,5 +260,7 @@ def check_number(answer: Any, gold: float | None, tolerance: dict, what: str, sc
         candidates = [a]
     limit = allowed_error(gold, tolerance)
     if any(abs(c - gold) <= limit for c in candidates):
+        if readings is not None and scale == "fraction":
+            _one_scale(readings, num.percent, abs(a / 100 - gold) <= limit, abs(a - gold) <= limit, what, a)
         return
     raise Wrong(f"{what}: {fmt(a)}{'%' if num.percent else ''} is not {fmt(gold)} (tolerance ±{limit:.3g})", VALUE)

@@ -303,6 +303,19 @@ def signature(reading: Reading, i: int) -> dict[str, set[int]]:
     return out
 
 
+def date_side(reading: Reading, i: int, comparators: bool = True) -> int | None:
+    """Which side of the date at tokens[i] a text speaks of: 1 from it on ("effective", "since", and with
+    `comparators` "on or after", "no earlier than"), -1 up to it ("until", and "before", "prior to"), None when
+    no word says."""
+    word, at = _before(reading.tokens, i, _START)
+    if word is not None and _before(reading.tokens, i, _DIRECTION)[1] < at:  # the nearer says: "from X or before X"
+        return _START[word]
+    if not comparators:
+        return None
+    side = comparator(reading.tokens, i)
+    return None if side in (None, _EQUAL) else side
+
+
 def rule_word(word: str) -> str | None:
     """The family of a rule word ("dropped" and "excluded" are both "include"), or the side of a comparator
     ("longer" and "more" are both "up"), or None."""
@@ -338,5 +351,5 @@ def sentence_of(reading: Reading, i: int) -> str:
     return " ".join(reading.text[start:end].split())
 
 
-__all__ = ["NUMBER_WORDS", "STOPWORDS", "Claim", "Reading", "Token", "comparator", "negated", "read",
+__all__ = ["NUMBER_WORDS", "STOPWORDS", "Claim", "Reading", "Token", "comparator", "date_side", "negated", "read",
            "rule_word", "sentence_of", "signature"]

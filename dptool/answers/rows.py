@@ -139,10 +139,11 @@ def ranking(answer: Any, gold: list[dict], fmt: dict, tol: dict, question: str =
     keys = Keys([g[key] for g in gold])
     if len(rows) != len(gold):
         raise Wrong(f"expected {len(gold)} rows, got {len(rows)}", ROWS)
+    readings: set[str] = set()
     for i, ((group, value_), g) in enumerate(zip(rows, gold, strict=True), 1):
         if keys(group) != keys(g[key]):
             raise Wrong(f"row {i}: expected {show(g[key])}, got {show(group)}", ROWS)
-        check_number(value_, g["value"], tol, f"row {i} ({show(g[key])})", percent_scale(fmt))
+        check_number(value_, g["value"], tol, f"row {i} ({show(g[key])})", percent_scale(fmt), readings=readings)
 
 
 def breakdown(answer: Any, gold: list[dict], fmt: dict, tol: dict, question: str = "") -> None:
@@ -166,5 +167,6 @@ def breakdown(answer: Any, gold: list[dict], fmt: dict, tol: dict, question: str
     extra = [show(group) for group, _ in rows if keys(group) not in expected]
     if extra:
         raise Wrong(f"unexpected groups: {', '.join(extra[:5])}", ROWS)
+    readings: set[str] = set()
     for k, g in expected.items():
-        check_number(given[k], g["value"], tol, f"group {show(g[key])}", percent_scale(fmt))
+        check_number(given[k], g["value"], tol, f"group {show(g[key])}", percent_scale(fmt), readings=readings)

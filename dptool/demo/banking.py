@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from dptool.demo.sink import CsvSink, Emit
 from dptool.demo.weighted import Weighted, weighted
 from dptool.errors import DptoolError
 
@@ -317,6 +318,26 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
     Every value is the text written to the CSV (``""`` is NULL), so the rows equal what
     ``csv.DictReader`` reads back from :func:`write_csvs`' files.
     """
+    tables: dict[str, list[dict]] = {name: [] for name in TABLES}
+    _generate(scale, seed, lambda table, row: tables[table].append(row))
+    tables["trans"].sort(key=_trans_order)
+    return tables
+
+
+def _trans_order(row: dict) -> tuple:
+    """Transactions are filed by date, then id (ids grow with the account they belong to)."""
+    return row["date"], len(row["trans_id"]), row["trans_id"]
+
+
+def _trans_line_order(line: str) -> tuple:
+    """:func:`_trans_order` of a written trans line (trans_id, account_id and date hold no comma or quote)."""
+    trans_id, _, day, _ = line.split(",", 3)
+    return day, len(trans_id), trans_id
+
+
+def _generate(scale: float, seed: int, emit: Emit) -> None:
+    """Hand every row to `emit(table, row)` as it is drawn: each table's rows in file order, but trans's rows
+    account by account (see :func:`_trans_order`)."""
     if not scale > 0:
         raise ValueError(f"scale must be positive, got {scale!r}")
     rng = random.Random(seed)
@@ -331,7 +352,6 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
 
     # --- accounts, their owners and disponents (clients and dispositions follow account ids, as in Berka).
     accounts: list[_Account] = []
-    client_rows, disp_rows = [], []
     account_id, client_id, disp_id = 0, 0, 0
     for _ in range(n_accounts):
         account_id += rng.randint(1, 4)
@@ -360,10 +380,10 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
         owner_female = rng.random() < 0.493
         owner_district = district if rng.random() < 0.91 else district_pick.pick(rng)
         client_id += rng.randint(1, 3)
-        client_rows.append(_client(rng, client_id, born, owner_female, owner_district))
+        emit("client", _client(rng, client_id, born, owner_female, owner_district))
         disp_id += rng.randint(1, 3)
         acc.owner_disp = disp_id
-        disp_rows.append({"disp_id": str(disp_id), "client_id": str(client_id), "account_id": str(account_id),
+        emit("disp", {"disp_id": str(disp_id), "client_id": str(client_id), "account_id": str(account_id),
                           "type": "OWNER"})
         if rng.random() < _DISPONENT_SHARE:
             if rng.random() < 0.85:  # a spouse
@@ -371,9 +391,9 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
             else:  # a child
                 other_born, other_female = min(1987, born + rng.randint(20, 32)), rng.random() < 0.5
             client_id += rng.randint(1, 3)
-            client_rows.append(_client(rng, client_id, other_born, other_female, owner_district))
+            emit("client", _client(rng, client_id, other_born, other_female, owner_district))
             disp_id += rng.randint(1, 3)
-            disp_rows.append({"disp_id": str(disp_id), "client_id": str(client_id), "account_id": str(account_id),
+            emit("disp", {"disp_id": str(disp_id), "client_id": str(client_id), "account_id": str(account_id),
                               "type": "DISPONENT"})
 
     # --- loans: the demo's share of accounts, granted 102+ days after opening, at most one per account.
@@ -386,29 +406,22 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
     order_rows = _make_orders(rng, accounts)
 
     # --- transactions, account by account; balances are the running sum.
-    trans_rows = []
     trans_id = 0
     for acc in accounts:
         trans_id = max(trans_id, acc.account_id * 293 + rng.randint(0, 40))
         for row in _simulate(rng, acc, region[acc.district] == _CRISIS_REGION):
             trans_id += 1
             row["trans_id"] = str(trans_id)
-            trans_rows.append(row)
-    trans_rows.sort(key=lambda r: (r["date"], len(r["trans_id"]), r["trans_id"]))
+            emit("trans", row)
 
-    account_rows = [{"account_id": str(a.account_id), "district_id": str(a.district), "frequency": a.frequency,
-                     "date": _yymmdd(a.opened)} for a in sorted(accounts, key=lambda a: (a.opened, a.account_id))]
-    district_rows = [dict(zip(COLUMNS["district"], r, strict=True)) for r in _DISTRICT_ROWS]
-    return {
-        "account": account_rows,
-        "client": client_rows,
-        "disp": disp_rows,
-        "trans": trans_rows,
-        "order": order_rows,
-        "loan": loan_rows,
-        "card": card_rows,
-        "district": district_rows,
-    }
+    for a in sorted(accounts, key=lambda a: (a.opened, a.account_id)):
+        emit("account", {"account_id": str(a.account_id), "district_id": str(a.district), "frequency": a.frequency,
+                         "date": _yymmdd(a.opened)})
+    for name, rows in (("order", order_rows), ("loan", loan_rows), ("card", card_rows)):
+        for row in rows:
+            emit(name, row)
+    for r in _DISTRICT_ROWS:
+        emit("district", dict(zip(COLUMNS["district"], r, strict=True)))
 
 
 def _client(rng: random.Random, client_id: int, born: int, female: bool, district: int) -> dict:
@@ -696,12 +709,11 @@ def write_csvs(out_dir: str | Path, scale: float = 1.0, seed: int = 42) -> dict[
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tables = generate(scale, seed)
-    counts: dict[str, int] = {}
-    for name in TABLES:
-        _write(out / f"{SEEDS[name]}.csv", COLUMNS[name], ([row[c] for c in COLUMNS[name]] for row in tables[name]))
-        counts[name] = len(tables[name])
-    return counts
+    files = {name: (f"{SEEDS[name]}.csv", COLUMNS[name]) for name in TABLES}
+    # trans spills month by month ("9301".."9812"): a month's lines are sorted alone.
+    with CsvSink(out, files, buckets={"trans": (lambda row: row["date"][:4], _trans_line_order)}) as sink:
+        _generate(scale, seed, sink.emit)
+    return sink.counts
 
 
 def _write(path: Path, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> int:

@@ -11,7 +11,6 @@ so the same (scale, seed) always gives byte-identical CSV files.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import math
 import random
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
+from dptool.demo.sink import CsvSink, Emit
 from dptool.demo.weighted import Weighted, weighted
 
 TABLES: tuple[str, ...] = (
@@ -508,8 +508,9 @@ def _product_price(rng: random.Random, factor: float) -> int:
     return base + 90 if r < 0.6 else base + 99 if r < 0.85 else base
 
 
-def _make_products(rng: random.Random, seed: int, n: int, sellers: list[_Seller], seller_volume: list[float]):
-    """Products with category, seller, price and dimensions; returns (rows, products, category picks)."""
+def _make_products(rng: random.Random, seed: int, n: int, sellers: list[_Seller], seller_volume: list[float],
+                   emit: Emit):
+    """Products with category, seller, price and dimensions; emits their rows, returns (products, category picks)."""
     names = [c[0] for c in _CATEGORIES] + [""]
     item_weights = [float(c[2]) for c in _CATEGORIES]
     item_weights.append(sum(item_weights) * _EMPTY_CATEGORY_SHARE / (1 - _EMPTY_CATEGORY_SHARE))
@@ -527,7 +528,7 @@ def _make_products(rng: random.Random, seed: int, n: int, sellers: list[_Seller]
     rng.shuffle(covering)
     photo_pick = Weighted(range(1, 11), (50, 20, 11, 8, 5, 3, 1.2, 0.8, 0.5, 0.5))
 
-    rows, products = [], []
+    products = []
     by_category: list[list[tuple[_Product, float]]] = [[] for _ in names]
     for i, cat_index in enumerate(labels):
         cat = names[cat_index]
@@ -553,7 +554,7 @@ def _make_products(rng: random.Random, seed: int, n: int, sellers: list[_Seller]
                     str(photo_pick.pick(rng)))
         else:
             text = ("", "", "")  # Olist leaves these empty together with the category
-        rows.append({
+        emit("olist_products_dataset", {
             "product_id": product.product_id, "product_category_name": cat,
             "product_name_lenght": text[0], "product_description_lenght": text[1],
             "product_photos_qty": text[2], "product_weight_g": str(weight),
@@ -564,7 +565,7 @@ def _make_products(rng: random.Random, seed: int, n: int, sellers: list[_Seller]
     # Sales pick a category by its Olist weight, then a product by its own (skewed) popularity.
     pickers = [Weighted([p for p, _ in ps], [w for _, w in ps]) for ps in by_category if ps]
     category_pick = Weighted(pickers, [w for w, ps in zip(item_weights, by_category, strict=True) if ps])
-    return rows, products, category_pick
+    return products, category_pick
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -644,6 +645,13 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
     Every value is the text written to the CSV (``""`` is NULL), so the rows equal what
     ``csv.DictReader`` reads back from :func:`write_csvs`' files.
     """
+    tables: dict[str, list[dict]] = {name: [] for name in TABLES}
+    _generate(scale, seed, lambda table, row: tables[table].append(row))
+    return tables
+
+
+def _generate(scale: float, seed: int, emit: Emit) -> None:
+    """Hand every row to `emit(table, row)` as it is drawn: each table's rows in file order."""
     if not scale > 0:
         raise ValueError(f"scale must be positive, got {scale!r}")
     rng = random.Random(seed)
@@ -652,7 +660,7 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
     n_products = max(1, round(3_000 * scale))
 
     sellers, seller_volume = _make_sellers(rng, seed, n_sellers)
-    product_rows, products, category_pick = _make_products(rng, seed, n_products, sellers, seller_volume)
+    products, category_pick = _make_products(rng, seed, n_products, sellers, seller_volume, emit)
 
     # --- customers: one customer_id per order; ~3% of people come back (same customer_unique_id).
     day_pick = _purchase_day_picker()
@@ -675,7 +683,7 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
     rng.shuffle(places)
 
     people: list[tuple[str, str, str, str]] = []  # (unique id, zip, city, state)
-    customer_rows, order_state = [], []
+    order_state = []
     for i in range(n_orders):
         if returning[i]:
             person = people[rng.randrange(len(people))]
@@ -683,7 +691,7 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
             state, (city, zip_prefix) = places[len(people)]
             person = (_md5(f"dptool-olist/{seed}/person/{len(people)}"), zip_prefix, city, state)
             people.append(person)
-        customer_rows.append({
+        emit("olist_customers_dataset", {
             "customer_id": _md5(f"dptool-olist/{seed}/customer/{i}"), "customer_unique_id": person[0],
             "customer_zip_code_prefix": person[1], "customer_city": person[2], "customer_state": person[3],
         })
@@ -724,7 +732,6 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
 
     installment_pick = Weighted(range(1, 25), _INSTALLMENT_WEIGHTS)
     score_picks = {k: Weighted(range(1, 6), w) for k, w in _SCORE_WEIGHTS.items()}
-    order_rows, item_rows, payment_rows, review_rows = [], [], [], []
     for i in range(n_orders):
         status, has_approval, payment, repeats = plans[i]
         state = order_state[i]
@@ -746,8 +753,8 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
         elif status == "shipped" or (status == "canceled" and repeats and approved and rng.random() < 0.15):
             carrier = approved + max(3600, carrier_lag)
 
-        order_rows.append({
-            "order_id": order_id, "customer_id": customer_rows[i]["customer_id"], "order_status": status,
+        emit("olist_orders_dataset", {
+            "order_id": order_id, "customer_id": _md5(f"dptool-olist/{seed}/customer/{i}"), "order_status": status,
             "order_purchase_timestamp": _ts(purchase),
             "order_approved_at": _ts(approved) if approved is not None else "",
             "order_delivered_carrier_date": _ts(carrier) if carrier is not None else "",
@@ -768,7 +775,7 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
             freight = (8.5, 12.5, 16.5, 23.0)[_distance_class(product.seller.state, state)] + 2.5 * kg ** 0.85
             freight_cents = round(_clamp(freight * rng.uniform(0.85, 1.15), 7.0, 60.0) * 100)
             total += product.price_cents + freight_cents
-            item_rows.append({
+            emit("olist_order_items_dataset", {
                 "order_id": order_id, "order_item_id": str(k + 1), "product_id": product.product_id,
                 "seller_id": product.seller.seller_id, "shipping_limit_date": limit,
                 "price": _money(product.price_cents), "freight_value": _money(freight_cents),
@@ -786,7 +793,7 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
             parts = _split_payment(rng, total, payment, n_rows)
         for seq, (ptype, value) in enumerate(parts, start=1):
             installments = installment_pick.pick(rng) if ptype == "credit_card" else 1
-            payment_rows.append({
+            emit("olist_order_payments_dataset", {
                 "order_id": order_id, "payment_sequential": str(seq), "payment_type": ptype,
                 "payment_installments": str(installments), "payment_value": _money(value),
             })
@@ -797,27 +804,19 @@ def generate(scale: float = 1.0, seed: int = 42) -> dict[str, list[dict]]:
             title, message = _review_text(rng, score)
             base_day = delivered // _DAY if delivered is not None else est_day
             created = (base_day + rng.randint(0, 1)) * _DAY
-            review_rows.append({
+            emit("olist_order_reviews_dataset", {
                 "review_id": _md5(f"dptool-olist/{seed}/review/{i}"), "order_id": order_id,
                 "review_score": str(score), "review_comment_title": title, "review_comment_message": message,
                 "review_creation_date": _ts(created),
                 "review_answer_timestamp": _ts(created + _DAY + rng.randrange(3 * _DAY)),
             })
 
-    seller_rows = [{"seller_id": s.seller_id, "seller_zip_code_prefix": s.zip_prefix, "seller_city": s.city,
-                    "seller_state": s.state} for s in sellers]
-    translation_rows = [{"product_category_name": c[0], "product_category_name_english": c[1]}
-                        for c in _CATEGORIES]
-    return {
-        "olist_orders_dataset": order_rows,
-        "olist_order_items_dataset": item_rows,
-        "olist_order_payments_dataset": payment_rows,
-        "olist_order_reviews_dataset": review_rows,
-        "olist_customers_dataset": customer_rows,
-        "olist_sellers_dataset": seller_rows,
-        "olist_products_dataset": product_rows,
-        "olist_product_category_name_translation": translation_rows,
-    }
+    for s in sellers:
+        emit("olist_sellers_dataset", {"seller_id": s.seller_id, "seller_zip_code_prefix": s.zip_prefix,
+                                       "seller_city": s.city, "seller_state": s.state})
+    for c in _CATEGORIES:
+        emit("olist_product_category_name_translation",
+             {"product_category_name": c[0], "product_category_name_english": c[1]})
 
 
 def write_csvs(out_dir: str | Path, scale: float = 1.0, seed: int = 42) -> dict[str, int]:
@@ -827,13 +826,6 @@ def write_csvs(out_dir: str | Path, scale: float = 1.0, seed: int = 42) -> dict[
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tables = generate(scale, seed)
-    counts: dict[str, int] = {}
-    for name in TABLES:
-        columns = COLUMNS[name]
-        with open(out / f"{name}.csv", "w", encoding="utf-8", newline="") as f:
-            writer = csv.writer(f, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
-            writer.writerow(columns)
-            writer.writerows([row[c] for c in columns] for row in tables[name])
-        counts[name] = len(tables[name])
-    return counts
+    with CsvSink(out, {name: (f"{name}.csv", COLUMNS[name]) for name in TABLES}) as sink:
+        _generate(scale, seed, sink.emit)
+    return sink.counts

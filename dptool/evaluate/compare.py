@@ -16,6 +16,7 @@ other way round.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -23,7 +24,17 @@ from pathlib import Path
 from dptool.bundle import fingerprint, short
 from dptool.errors import DptoolError
 from dptool.evaluate.failures import NAMED
-from dptool.evaluate.report import CSS, GROUPS, TEAM_GROUPS, class_definitions, failure_cell, hbar_chart, interval, pct
+from dptool.evaluate.report import (
+    CSS,
+    GROUPS,
+    TEAM_GROUPS,
+    class_definitions,
+    failure_cell,
+    hbar_chart,
+    interval,
+    paged_list,
+    pct,
+)
 from dptool.evaluate.score import as_run, load_run, score
 from dptool.evaluate.select import Selection
 from dptool.files.jsontext import dumps
@@ -87,7 +98,8 @@ def _flipped(task_ids: list[str], right: dict, wrong: dict, wrong_results: dict[
         if right[task_id] is True and wrong[task_id] is False:
             r = wrong_results[task_id]
             out.append({"task_id": task_id, "analysis_type": r["analysis_type"], "tier": r["tier"],
-                        "domain": r["domain"], "failure": r["failure"], "reason": r["reason"]})
+                        "domain": r["domain"], "metric": r.get("metric") or "", "rule_ids": r.get("rule_ids") or [],
+                        "failure": r["failure"], "reason": r["reason"]})
     return out
 
 
@@ -264,48 +276,195 @@ def markdown(result: dict, *, full: bool = True) -> str:
 
 # ---- HTML ----------------------------------------------------------------------------------------------------
 
-_COMPARE_CSS = CSS + """td,th{overflow-wrap:anywhere}td.n,th.n{text-align:right}td.n{white-space:nowrap}
-h3{font-size:1rem;margin:1.2rem 0 .2rem}"""
+# Cells wrap at spaces only: an id or a word is never cut (no `overflow-wrap: anywhere`, which lets a table squeeze
+# a column below its longest word); ids are monospace and never wrap; the page is wide enough for the leaderboard
+_COMPARE_CSS = CSS + """body{max-width:1320px}th,td{overflow-wrap:normal}td.n,th.n{text-align:right}
+td.n{white-space:nowrap}h3{font-size:1rem;margin:1.2rem 0 .2rem}
+.id{font:12px/1.45 ui-monospace,Menlo,Consolas,monospace;white-space:nowrap}.name{white-space:nowrap}
+td.reason{overflow-wrap:anywhere}
+table.summary{width:auto}table.summary td,table.summary th{padding:.2rem .8rem .2rem 0}
+button.open{font:inherit;min-width:3rem;text-align:right;cursor:pointer}button.groups{font:inherit;cursor:pointer}
+tr.sub td{background:#f6f8fa}td.dir{white-space:nowrap}
+#flip{margin-top:1.5rem}"""
+
+RIGHT_WRONG, WRONG_RIGHT = "right → wrong", "wrong → right"
+FLIP_FILTERS = (("pair", "runs"), ("direction", "direction"), ("type", "analysis type"), ("metric", "metric"),
+                ("rules", "rules"))
+NONE = "—"  # no metric, no rule: a value of its own (the select's "" is "all")
 
 
-def _html_table(head: list[str], rows: list[list[str]], numeric_from: int = 2) -> str:
+def _name(text: str) -> str:
+    """A run's name or path: never cut inside a part (base-sql), but a path (long, without a space) may wrap after
+    a '/'."""
+    parts = text.split("/")
+    return "<wbr>".join(f"<span class=name>{escape(part)}{'/' if i < len(parts) - 1 else ''}</span>"
+                        for i, part in enumerate(parts))
+
+
+def _pair_heading(flip: dict) -> str:
+    """pair_heading with the runs' names as names."""
+    above, below = _name(flip["above"]), _name(flip["below"])
+    return (f"{above} → {below}: {len(flip['right_above_only'])} right in {above} only, "
+            f"{len(flip['right_below_only'])} right in {below} only")
+
+
+def _id(text: str) -> str:
+    return f"<span class=id>{escape(text)}</span>"
+
+
+def _html_table(head: list[str], rows: list[list[str]], numeric_from: int = 2, ids: tuple[int, ...] = (),
+                names: tuple[int, ...] = (), head_names: int = 99) -> str:
+    """A table of text: the columns `ids` as ids, `names` as run names, the header from `head_names` on as run
+    names, from `numeric_from` on right-aligned numbers."""
     def cls(i: int) -> str:
         return " class=n" if i >= numeric_from else ""
 
-    return ("<table><tr>" + "".join(f"<th{cls(i)}>{escape(h)}</th>" for i, h in enumerate(head)) + "</tr>"
-            + "".join("<tr>" + "".join(f"<td{cls(i)}>{escape(c)}</td>" for i, c in enumerate(row)) + "</tr>"
+    def cell(i: int, text: str) -> str:
+        return _id(text) if i in ids and text else _name(text) if i in names else escape(text)
+
+    return ("<table><tr>" + "".join(f"<th{cls(i)}>{_name(h) if i >= head_names else escape(h)}</th>"
+                                    for i, h in enumerate(head)) + "</tr>"
+            + "".join("<tr>" + "".join(f"<td{cls(i)}>{cell(i, c)}</td>" for i, c in enumerate(row)) + "</tr>"
                       for row in rows) + "</table>")
 
 
+def flip_items(result: dict) -> list[dict]:
+    """Every flipped task as the page's list has it: the pair of runs, the direction (right in the run above and
+    wrong in the one below: right → wrong; the other way: wrong → right), analysis type, metric, rules."""
+    items = []
+    for flip in result["flips"]:
+        pair = f"{flip['above']} → {flip['below']}"
+        for side, direction in (("right_above_only", RIGHT_WRONG), ("right_below_only", WRONG_RIGHT)):
+            items += [{"pair": pair, "direction": direction, "id": t["task_id"], "type": t["analysis_type"],
+                       "metric": t.get("metric") or NONE, "rules": ", ".join(t.get("rule_ids") or []) or NONE,
+                       "failure": t["failure"], "reason": t["reason"],
+                       "wrong_in": flip["below"] if direction == RIGHT_WRONG else flip["above"]}
+                      for t in flip[side]]
+    return items
+
+
+def flip_groups(items: list[dict], pair: str) -> list[tuple[str, str, int, int]]:
+    """The flips of a pair counted by direction and analysis type: (direction, type, tasks, groups of metric and
+    rules among them), right → wrong first, the largest count first."""
+    counts: dict[tuple[str, str], int] = {}
+    inner: dict[tuple[str, str], set] = {}
+    for t in items:
+        if t["pair"] == pair:
+            key = (t["direction"], t["type"])
+            counts[key] = counts.get(key, 0) + 1
+            inner.setdefault(key, set()).add((t["metric"], t["rules"]))
+    order = {RIGHT_WRONG: 0, WRONG_RIGHT: 1}
+    return [(d, kind, n, len(inner[(d, kind)]))
+            for (d, kind), n in sorted(counts.items(), key=lambda kv: (order[kv[0][0]], -kv[1], kv[0][1]))]
+
+
+def _summary(items: list[dict], flip: dict) -> str:
+    """A pair's flips counted by direction × analysis type, each count showing its tasks in the list below; a
+    row opens into its counts by metric × rules (drawn from the page's data when asked for)."""
+    pair = f"{flip['above']} → {flip['below']}"
+    rows = []
+    for direction, kind, n, inner in flip_groups(items, pair):
+        data = "".join(f' data-{k}="{escape(v, quote=True)}"' for k, v in (("pair", pair), ("direction", direction),
+                                                                            ("type", kind)))
+        rows.append(f"<tr><td class=dir>{escape(direction)}</td><td>{_id(kind)}</td><td colspan=2><button type=button "
+                    f"class=groups{data}>by metric and rules ({inner})</button></td>"
+                    f"<td class=n><button type=button class=open{data}>{n}</button></td></tr>")
+    return ("<table class=summary><tr><th>direction</th><th>analysis type</th><th>metric</th><th>rules</th>"
+            f"<th class=n>tasks</th></tr>{''.join(rows)}</table>")
+
+
+_FLIP_ROW_JS = """const words = c => c.failure + ' ' + c.reason, NONE = __NONE__;
+// a run's name: never cut inside a part, but a path may wrap after a '/'
+const name = t => { const s = el('span'); t.split('/').forEach((p, i, all) => {
+  s.append(el('span', 'name', p + (i < all.length - 1 ? '/' : ''))); if (i < all.length - 1) s.append(el('wbr')); });
+  return s; };
+const ids = v => { const td = el('td'); v.split(', ').forEach((r, i) => { if (i) td.append(', ');
+  td.append(el('span', r === NONE ? '' : 'id', r)); }); return td; };
+function item(c) {
+  const tr = el('tr'); tr.dataset.task = c.id;
+  const pair = el('td'); c.pair.split(' → ').forEach((n, i) => { if (i) pair.append(' → '); pair.append(name(n)); });
+  const id = el('td'); id.append(el('span', 'id', c.id));
+  const kind = el('td'); kind.append(el('span', 'id', c.type));
+  const failure = el('td', '', c.failure + ' (in '); failure.append(name(c.wrong_in), ')');
+  tr.append(pair, el('td', 'dir', c.direction), id, kind, ids(c.metric), ids(c.rules), failure,
+            el('td', 'reason', c.reason));
+  return tr;
+}"""
+
+# a count in the summary: the list shows its tasks (every select set to the count's group, the search cleared); a
+# direction's smaller groups: drawn as the first ones are (the same order: the largest first, then by name)
+_OPEN_JS = """document.getElementById('flips').addEventListener('click', e => {
+  const b = e.target.closest('button.open, button.groups'); if (!b) return;
+  if (b.classList.contains('open')) {
+    inputs.forEach(i => { i.value = i.dataset.key in b.dataset ? b.dataset[i.dataset.key] : ''; });
+    shown = __PAGE__; draw(); document.getElementById('flip').scrollIntoView(); return;
+  }
+  const row = b.closest('tr');
+  if (row.dataset.opened) {  // open: fold its rows away again
+    for (let r = row.nextElementSibling; r && r.classList.contains('sub'); r = row.nextElementSibling) r.remove();
+    delete row.dataset.opened; return;
+  }
+  const counts = new Map(), d = b.dataset;
+  for (const c of items) if (c.pair === d.pair && c.direction === d.direction && c.type === d.type) {
+    const key = JSON.stringify([c.metric, c.rules]); counts.set(key, (counts.get(key) || 0) + 1); }
+  const cmp = (x, y) => x < y ? -1 : x > y ? 1 : 0;
+  const groups = [...counts].map(([key, n]) => [JSON.parse(key), n])
+    .sort((x, y) => y[1] - x[1] || cmp(x[0][0], y[0][0]) || cmp(x[0][1], y[0][1]));
+  row.after(...groups.map(([[metric, rules], n]) => {
+    const tr = el('tr', 'sub'), open = el('button', 'open', String(n)), count = el('td', 'n');
+    Object.assign(open.dataset, {pair: d.pair, direction: d.direction, type: d.type, metric, rules});
+    open.type = 'button'; count.append(open);
+    tr.append(el('td'), el('td'), ids(metric), ids(rules), count);
+    return tr;
+  }));
+  row.dataset.opened = 'yes';
+});"""
+
+
+def _flips_html(result: dict) -> str:
+    items = flip_items(result)
+    parts = [f"<section id=flips><h2>Flipped tasks</h2><p class=muted>{escape(FLIPS_EXPLAINED)} "
+             f"{escape(RIGHT_WRONG)}: right in the run above, wrong in the run below; {escape(WRONG_RIGHT)}: the "
+             "other way. A count shows its tasks in the list below; a row opens into its counts by metric and "
+             "rules.</p>"]
+    for flip in result["flips"]:
+        parts.append(f"<h3>{_pair_heading(flip)}</h3>")
+        parts.append(_summary(items, flip) if flip["right_above_only"] or flip["right_below_only"]
+                     else "<p class=muted>No task flipped.</p>")
+    if items:
+        head = "".join(f"<th>{escape(h)}</th>" for h in ("runs", "direction", "task", "analysis type", "metric",
+                                                          "rules", "class (in the run wrong)", "reason"))
+        parts.append("<div id=flip><h3>The flipped tasks</h3>"
+                     + paged_list("flip", items, FLIP_FILTERS, "task id or words",
+                                  f"<table><thead><tr>{head}</tr></thead><tbody id=flip-cards></tbody></table>",
+                                  _FLIP_ROW_JS.replace("__NONE__", json.dumps(NONE)),
+                                  _OPEN_JS)
+                     + "</div>")
+    return "".join(parts) + "</section>"
+
+
 def html(result: dict) -> str:
-    """compare.html: one self-contained page (inline SVG, no JavaScript, no external asset)."""
+    """compare.html: one self-contained page (inline SVG and script, no external asset); the flipped tasks are JSON
+    in the page, counted by group and listed 50 at a time."""
     chart = hbar_chart([(run["name"], run["overall"]["n"], run["overall"]["accuracy"], run["overall"]["ci95"])
                         for run in result["runs"]], "Accuracy with its 95 % interval")
     different = "" if result.get("same_tasks", True) else f"<p class=muted>{escape(DIFFERENT_TASKS)}</p>"
     parts = [f"<h1>Compare: {escape(title(result))}</h1>", f"<p class=muted>{escape(EXPLAINED)}</p>{different}",
              f"<section id=leaderboard><h2>Leaderboard</h2>{chart}"
-             f"{_html_table(*leaderboard_rows(result))}</section>"]
+             f"{_html_table(*leaderboard_rows(result), names=(1,))}</section>"]
     for key, label in (*GROUPS, *TEAM_GROUPS):
         note = f"<p class=muted>{escape(GROUP_NOTE)}</p>" if (key, label) in TEAM_GROUPS else ""
         # a dominant failure class beside each accuracy: cells that wrap, not numbers
         parts.append(f"<section><h2>{escape(label)}</h2>{note}"
-                     f"{_html_table(*group_rows(result, key), numeric_from=99 if note else 1)}</section>")
+                     f"{_html_table(*group_rows(result, key), numeric_from=99 if note else 1, ids=(0,), head_names=2)}"
+                     "</section>")
     head, rows = failure_rows(result)
     if rows:
         terms = "".join(f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>" for name, text in failure_definitions(result))
         parts.append("<section id=failures><h2>Why answers were wrong</h2><p class=muted>Share of each run's wrong "
-                     f"answers.</p>{_html_table(head, rows, numeric_from=1)}<dl class=classes>{terms}</dl></section>")
-    flips = [f"<section id=flips><h2>Flipped tasks</h2><p class=muted>{escape(FLIPS_EXPLAINED)}</p>"]
-    for flip in result["flips"]:
-        flips.append(f"<h3>{escape(pair_heading(flip))}</h3>")
-        for side, right_in, wrong_in in _sides(flip):
-            tasks = flip[side]
-            if tasks:
-                flips.append(f"<p class=flip>{escape(flip_heading(right_in, wrong_in, len(tasks)))}:</p>"
-                             + _html_table(["task", "analysis type", "tier", f"class in {wrong_in}", "reason"],
-                                           [[t["task_id"], t["analysis_type"], t["tier"], t["failure"], t["reason"]]
-                                            for t in tasks], numeric_from=99))
-    parts.append("".join(flips) + "</section>")
+                     f"answers.</p>{_html_table(head, rows, numeric_from=1, head_names=1)}<dl class=classes>{terms}"
+                     "</dl></section>")
+    parts.append(_flips_html(result))
     return (f"<!doctype html>\n<html lang=en><head><meta charset=utf-8><title>Compare: {escape(title(result))}</title>"
             f"<style>{_COMPARE_CSS}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
 

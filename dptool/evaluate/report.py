@@ -345,43 +345,83 @@ def wrong_answers(wrong: list[dict], against: str) -> str:
               "expected": _shown(r.get("expected")), "base": None if r.get("without_rules") is None
               else _shown(r["without_rules"]), "given": "no answer" if r.get("answer") is None else _shown(r["answer"]),
               "reason": r["reason"]} for r in wrong]
+    return (f'<section id=wrong><h2>Wrong answers ({len(wrong)})</h2>'
+            + paged_list("wrong", cards, FILTERS, "task id or words", '<div id=wrong-cards></div>',
+                         _CARD_JS.replace("__AGAINST__", json.dumps(against)))
+            + "</section>")
+
+
+def filter_selects(items: list[dict], filters) -> str:
+    """A <select data-key> per (key, label) of `filters`, its options every value the items have (a list's each
+    value) with its count; "all" first."""
     selects = []
-    for key, label in FILTERS:
+    for key, label in filters:
         counts: dict[str, int] = {}
-        for card in cards:
-            for value in (card[key] if isinstance(card[key], list) else [card[key]]):
+        for item in items:
+            for value in (item[key] if isinstance(item[key], list) else [item[key]]):
                 counts[value] = counts.get(value, 0) + 1
         options = "".join(f'<option value="{escape(v, quote=True)}">{escape(v or "(none)")} ({n})</option>'
                           for v, n in sorted(counts.items()))
         selects.append(f'<label>{escape(label)} <select data-key="{key}"><option value="">all</option>{options}'
                        "</select></label>")
-    data = dumps(cards).replace("<", "\\u003c")  # JSON's own escape: no card can open or close a tag in the page
-    return (f'<section id=wrong><h2>Wrong answers ({len(wrong)})</h2><form class=filters onsubmit="return false">'
-            + "".join(selects) + '<label>search <input type=search data-key=text placeholder="task id or words">'
-            f'</label></form><p class=muted id=wrong-count></p><div id=wrong-cards></div>'
-            f'<p><button type=button id=wrong-more>show {PAGE} more</button></p>'
-            f'<script type="application/json" id=wrong-data>{data}</script>'
-            f"<script>{_CARDS_JS.replace('__PAGE__', str(PAGE)).replace('__AGAINST__', json.dumps(against))}"
-            "</script></section>")
+    return "".join(selects)
 
 
-_CARDS_JS = """(() => {
-const cards = JSON.parse(document.getElementById('wrong-data').textContent);
-const box = document.getElementById('wrong-cards'), more = document.getElementById('wrong-more');
-const count = document.getElementById('wrong-count'), against = __AGAINST__;
-const inputs = [...document.querySelectorAll('#wrong form [data-key]')];
+def json_script(element_id: str, value) -> str:
+    """`value` as JSON data in the page; JSON's own escape of '<': no value can open or close a tag."""
+    return f'<script type="application/json" id={element_id}>{dumps(value).replace("<", chr(92) + "u003c")}</script>'
+
+
+def paged_list(name: str, items: list[dict], filters, placeholder: str, box: str, item_js: str,
+               extra_js: str = "") -> str:
+    """A list drawn PAGE items at a time from JSON data in the page (`name`-data), filtered by the selects of
+    `filters` and a search box (an id, or words of `words(c)`): the form, the count line (`name`-count), `box`
+    (holding the element `name`-cards the items go in) and the "more" button (`name`-more). `item_js` defines
+    `item(c)` (an element for an item, its text set as text, never HTML) and `words(c)`; `extra_js` runs in the
+    same scope before the first draw (it may set the inputs and call `draw()`; __PAGE__ is the page size). The
+    enclosing element has id `name`."""
+    script = (_LIST_JS.replace("__ITEM__", item_js).replace("__EXTRA__", extra_js).replace("__NAME__", name)
+              .replace("__PAGE__", str(PAGE)))
+    return (f'<form class=filters onsubmit="return false">{filter_selects(items, filters)}<label>search <input '
+            f'type=search data-key=text placeholder="{escape(placeholder, quote=True)}"></label></form>'
+            f'<p class=muted id={name}-count></p>{box}'
+            f'<p><button type=button id={name}-more>show {PAGE} more</button></p>'
+            f"{json_script(name + '-data', items)}<script>{script}</script>")
+
+
+_LIST_JS = """(() => {
+const items = JSON.parse(document.getElementById('__NAME__-data').textContent);
+const box = document.getElementById('__NAME__-cards'), more = document.getElementById('__NAME__-more');
+const count = document.getElementById('__NAME__-count');
+const inputs = [...document.querySelectorAll('#__NAME__ form [data-key]')];
 let shown = __PAGE__;
 const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text; return e; };
+__ITEM__
 function keep(c) {
   return inputs.every(i => {
     const v = i.value.trim(); if (!v) return true;
     if (i.dataset.key === 'text') { const w = v.toLowerCase();
-      return c.id.toLowerCase() === w || (c.id + ' ' + c.question).toLowerCase().includes(w); }
+      return c.id.toLowerCase() === w || (c.id + ' ' + words(c)).toLowerCase().includes(w); }
     const have = c[i.dataset.key]; return Array.isArray(have) ? have.includes(v) : have === v;
   });
 }
-function card(c) {
+function draw() {
+  const kept = items.filter(keep);
+  box.replaceChildren(...kept.slice(0, shown).map(item));
+  count.textContent = 'showing ' + Math.min(shown, kept.length) + ' of ' + kept.length
+    + (kept.length === items.length ? '' : ' (filtered from ' + items.length + ')');
+  more.hidden = kept.length <= shown;
+}
+inputs.forEach(i => i.addEventListener('input', () => { shown = __PAGE__; draw(); }));
+more.addEventListener('click', () => { shown += __PAGE__; draw(); });
+__EXTRA__
+draw();
+})();"""
+
+_CARD_JS = """const against = __AGAINST__;
+const words = c => c.question;
+function item(c) {
   const a = el('article', 'wrong'); a.dataset.task = c.id;
   const h = el('h3'); h.append(document.createTextNode(c.id + ' '));
   h.append(el('span', 'muted', c.type + ', ' + c.tier)); a.append(h);
@@ -395,18 +435,7 @@ function card(c) {
     head.append(el('th', '', label)); const td = el('td', cls); td.append(el('pre', '', text)); row.append(td); }
   t.append(head, row); a.append(t); a.append(el('p', 'no', c.reason));
   return a;
-}
-function draw() {
-  const kept = cards.filter(keep);
-  box.replaceChildren(...kept.slice(0, shown).map(card));
-  count.textContent = 'showing ' + Math.min(shown, kept.length) + ' of ' + kept.length
-    + (kept.length === cards.length ? '' : ' (filtered from ' + cards.length + ')');
-  more.hidden = kept.length <= shown;
-}
-inputs.forEach(i => i.addEventListener('input', () => { shown = __PAGE__; draw(); }));
-more.addEventListener('click', () => { shown += __PAGE__; draw(); });
-draw();
-})();"""
+}"""
 
 
 def _shown(value) -> str:

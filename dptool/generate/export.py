@@ -25,6 +25,7 @@ from dptool.generate.sample import ANALYSIS_TYPES
 from dptool.outdir import BUNDLE, check_replaceable, publish, staging_folder
 from dptool.project.catalog import Catalog
 from dptool.project.dbt import Connection
+from dptool.project.selects import selections
 from dptool.project.warehouse import Warehouse, export_tables
 from dptool.sql import SharedQuery
 
@@ -261,7 +262,7 @@ def write_domain_kb(folder: Path, catalog: Catalog, domain: str, support=None) -
     for rule_id, rule in sorted(catalog.rules.items()):
         # in every domain whose metrics it modifies: the catalog's Policies lines cite it there
         if domain in {rule.domain, *(catalog.metrics[m].domain for m in rule.modifies if m in catalog.metrics)}:
-            (rules / f"{rule_id}.md").write_text(titled(rule) + "\n", encoding="utf-8")
+            (rules / f"{rule_id}.md").write_text(titled(rule) + "\n" + without_policy(rule, catalog), encoding="utf-8")
     lines = ["# Metric catalog", "", *METRICS_PREAMBLE, "", *conventions_section(catalog.conventions.get(domain),
                                                                                  support and support.sentence(domain))]
     for _, m in sorted(catalog.metrics.items()):
@@ -281,6 +282,7 @@ def write_domain_kb(folder: Path, catalog: Catalog, domain: str, support=None) -
         ]
         if m.duration:
             lines.append(f"- Durations: {m.duration}")
+        lines += [f"- Selection: {s.sentence}." for s in selections(catalog, m.id)]
         if m.components:  # how a composite combines its components: their labels and its formula
             labels = [catalog.metrics[c].label for c in m.components]
             named = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
@@ -296,11 +298,32 @@ NO_UNIT = {"number": "a plain number (no unit declared)", "percent": "a percenta
            "currency": "an amount of money (no currency declared)"}
 
 
+# a share's one reading: questions ask it in percent, the metric models hold it as a fraction of 1
+PERCENT_SCALE = "answers give it in percent; the warehouse holds it as a fraction of 1 (0.25 is 25 %)"
+
+
 def unit_text(m) -> str:
-    """A metric's unit as a person says it: `USD (currency)`; without a declared unit, what its format says."""
-    if m.unit:
-        return f"{m.unit} ({m.format})"
-    return NO_UNIT.get(m.format, f"no unit declared ({m.format})")
+    """A metric's unit as a person says it: `USD (currency)`; without a declared unit, what its format says; a
+    percent's scale (PERCENT_SCALE)."""
+    text = f"{m.unit} ({m.format})" if m.unit else NO_UNIT.get(m.format, f"no unit declared ({m.format})")
+    return f"{text}: {PERCENT_SCALE}" if m.format == "percent" else text
+
+
+WITHOUT_POLICY = "Without this policy"
+
+
+def without_policy(rule, catalog: Catalog) -> str:
+    """The section a rule document ends with in the kb: each metric it modifies as the catalog defines it, so that
+    "had it never been adopted" and "apply only" another policy have one reading, a policy that redefines a metric
+    or replaces its weights included ("" for a rule that modifies no metric of the catalog)."""
+    metrics = [catalog.metrics[m] for m in rule.modifies if m in catalog.metrics]
+    if not metrics:
+        return ""
+    lines = ["", f"## {WITHOUT_POLICY}", "",
+             "Where this policy is not applied (had it never been adopted, or a question applies other policies "
+             "only), each metric it modifies is as the catalog defines it, under the other policies applied:", ""]
+    lines += [f"- {WITHOUT_POLICY}: {m.label} is as the catalog defines it: {m.formula}" for m in metrics]
+    return "\n".join(lines) + "\n"
 
 
 def policies_line(metric, catalog: Catalog) -> str:
@@ -324,7 +347,8 @@ METRICS_PREAMBLE = (
     "a half or a year takes the rows whose date falls in it, and a month-by-month trend groups the rows by",
     "the calendar month of that date. `Row grain` is what one row of the metric is. `Policies` are every",
     "policy that governs the metric (a composite's include those of its components): a question that names",
-    "no policy applies all of them.",
+    "no policy applies all of them. `Selection` says whom a metric's definition picks (a top ten, the active",
+    "ones, a first order) and over which rows they are picked.",
 )
 
 
@@ -363,10 +387,23 @@ CONVENTION_ITEMS = {
     "Blank versus NULL categories": (
         "A blank category (a single space, ' ') and a missing one (NULL) are different values: a breakdown or a "
         "ranking shows each as its own group (NULL as null), and neither is a category that a formula or a policy "
-        "names."),
+        "names. A question names them in words with their value: for example, \"the blank payment characterization "
+        "(' ')\" is the rows whose value is exactly one space, \"payment characterization not recorded (NULL)\" "
+        "those with none."),
+    "A slice on another table's column": (
+        "A slice (\"for seller state RJ\") or a group keeps the metric's own rows whose column has that value, "
+        "whichever table the column comes from, and the metric is computed over those rows alone: for example, "
+        "Revenue per Order for seller state RJ is the value of the RJ sellers' order items over the orders that hold "
+        "one, not the whole of every order that has an RJ seller. A question says so where the two readings differ."),
     "Ties": (
         "A ranking orders groups by value, highest first; equal values are ordered by the group's name, ascending, "
         "and a group without a value comes last; the top k are the first k in that order."),
+    "Apply only": (
+        "A question that says \"apply only\" some policies applies those and no other policy of the metric or of "
+        "its components: every other policy, one that redefines the metric, overrides it or replaces its weights "
+        "included, is not applied, and what it would change is as the catalog defines it (each entry's `Formula`, "
+        "a composite's default weights included; a rule document's last section states it). A question that says "
+        "to use the metric as the catalog defines it applies no policy."),
 }
 
 
@@ -483,12 +520,14 @@ EXAMPLES_PER_REASON = 2
 
 
 def _support_section(support, rejected: Counter) -> list[str]:
-    """The minimum support in force and the tasks it dropped (thin_support), with those whose question asked for a
-    group its rules remove (removed_group_asked)."""
+    """The minimum support in force and the tasks it dropped (thin_support, degenerate_groups), with those whose
+    question asked for a group its rules remove (removed_group_asked)."""
     if support is None:
         return []
     return ["## Minimum support", "", f"- Setting: {support.sentence()}.",
             f"- Tasks dropped as resting on fewer (thin_support): {rejected.get('thin_support', 0)}",
+            "- Tasks dropped as groups of which at most one has rows the value reads (degenerate_groups): "
+            f"{rejected.get('degenerate_groups', 0)}",
             "- Tasks dropped because the question asked for a group its rules remove (removed_group_asked): "
             f"{rejected.get('removed_group_asked', 0)}", ""]
 

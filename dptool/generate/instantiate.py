@@ -12,9 +12,10 @@ from dptool.generate.ids import Ids, candidate_key
 from dptool.generate.minimum import MIN_ROWS, SUPPORT_MARGIN
 from dptool.generate.profile import DimensionProfile, data_span
 from dptool.generate.sample import Skeleton
+from dptool.generate.values import unsayable
 from dptool.project.catalog import Catalog, Dimension
 from dptool.sql import column as sql_column
-from dptool.sql import equals, in_window, literal
+from dptool.sql import in_window, literal
 
 MIN_WINDOW_SHARE = 0.03  # a window must hold this share of the dimension's rows
 # a ranked group must hold this many rows (a ranking of tiny groups is noise): the minimum support's rows, the dbt
@@ -118,6 +119,34 @@ def period_expression(column: str, encoding: str, dialect: str, quote: bool = Fa
     return f"dbt.date_trunc('month', {_jinja_string(sql_column(column, quote).sql(dialect))})"
 
 
+def one_of(column: str, values: list, dialect: str, quote: bool = False) -> str:
+    """`column = v` or `column IN (a, b)`, each value a literal; a NULL value is `column IS NULL` (`= NULL` holds
+    for no row), or'ed with the others."""
+    col = sql_column(column, quote)
+    known = [v for v in values if v is not None]
+    parts: list[exp.Expression] = []
+    if len(known) == 1:
+        parts.append(exp.EQ(this=col.copy(), expression=literal(known[0])))
+    elif known:
+        parts.append(exp.In(this=col.copy(), expressions=[literal(v) for v in known]))
+    if len(known) < len(values):
+        parts.append(exp.Is(this=col.copy(), expression=exp.null()))
+    return exp.or_(*parts).sql(dialect) if len(parts) > 1 else parts[0].sql(dialect)
+
+
+def refusal(c: Candidate, catalog: Catalog, profile: DimensionProfile) -> str | None:
+    """Why the candidate's slice value or groups cannot be asked (dptool.generate.values.unsayable: no question
+    could name the value in one reading), with the dimension; None when they can."""
+    values = c.slice.get("groups") or ([c.slice[c.dimension_column]] if c.dimension_column in c.slice else [])
+    label = catalog.dimensions[c.skeleton.dimension].label
+    others = [v for v, _ in profile.top_values]
+    for value in values:
+        why = unsayable(value, others, label)
+        if why:
+            return f"{why} ({label})"
+    return None
+
+
 def _jinja_string(text: str) -> str:
     import json
 
@@ -127,7 +156,7 @@ def _jinja_string(text: str) -> str:
 def instantiate(
     skeletons: list[Skeleton], catalog: Catalog, profiles: dict[str, DimensionProfile], seed: int, dialect: str,
     types: tuple[str, ...] | None = None, probes: dict | None = None, ids: Ids | None = None,
-    support: bool = False, min_rows: int = MIN_GROUP_ROWS,
+    support: bool = False, min_rows: int = MIN_GROUP_ROWS, refused: list | None = None,
 ) -> list[Candidate]:
     """Every compatible analysis type (or those in `types`) of every skeleton, made concrete.
 
@@ -138,6 +167,8 @@ def instantiate(
     With `support` (what `dptool generate` asks), candidates are drawn where their groups likely rest on enough rows
     (validate's thin_support drops the others): windows and slices of enough rows, breakdowns, rankings and trend
     months of at least `min_rows` rows (the minimum support's rows).
+    A candidate whose slice value or group no question can name in one reading (`refusal`) is not made: its
+    (reason, candidate) goes to `refused`, for the drop log.
     """
     ids = Ids() if ids is None else ids
     out = []
@@ -154,6 +185,11 @@ def instantiate(
             candidate = _make(skeleton, analysis_type, catalog, profiles, time, rng, dialect, probe, support, min_rows)
             if candidate is None:
                 continue
+            why = refusal(candidate, catalog, profiles[skeleton.dimension])
+            if why:
+                if refused is not None:
+                    refused.append((why, candidate))
+                continue
             # a counterfactual withdrawing X from the rules {X} and from {X, Y} asks one question
             key = candidate_key(candidate, metric.domain)
             if ids.taken(key):
@@ -169,6 +205,8 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
     dim = catalog.dimensions[skeleton.dimension]
     profile = profiles[dim.id]
     metric = catalog.metrics[skeleton.metric]
+    if _constant_under_rules(skeleton, analysis_type, catalog, [dim.column] + ([time[0].column] if time else [])):
+        return None
     where: list[str] = []
     slice_: dict = {}
     window = None
@@ -256,8 +294,7 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
                      _both(_per_value(probe.has_value if probe else None, window), big), big, min_rows)
         if pair is None:
             return None
-        values = [literal(v) for v in pair]
-        where.append(exp.In(this=sql_column(dim.column, dim.quote), expressions=values).sql(dialect))
+        where.append(one_of(dim.column, list(pair), dialect, dim.quote))
         slice_["groups"] = list(pair)
         return make("stats" if analysis_type == "significance_testing" else "grouped", [dim.column])
     # point query, threshold crossing, counterfactual: one value of one slice
@@ -268,7 +305,7 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
                                    else (lambda value: True)), min_rows)
         if value is None:
             return None
-        where.append(equals(dim.column, value, dialect, dim.quote))
+        where.append(one_of(dim.column, [value], dialect, dim.quote))
         slice_[dim.column] = value
     if analysis_type == "counterfactual":
         if not skeleton.rules:
@@ -280,6 +317,23 @@ def _make(skeleton: Skeleton, analysis_type: str, catalog: Catalog, profiles: di
         return make("value", gold_rules=tuple(r for r in governing if r != withdrawn), base_rules=governing,
                     rule_scope="all", withdrawn_rule=withdrawn)
     return make("value")
+
+
+def _constant_under_rules(skeleton: Skeleton, analysis_type: str, catalog: Catalog, columns: list[str]) -> bool:
+    """Whether a rule in force sets a column the task slices, groups or windows by to a constant: the slice would
+    hold every row or none, the breakdown one group. In force: the skeleton's rules, and for a counterfactual
+    (whose base applies them all) every rule that governs the metric."""
+    rules = set(skeleton.rules)
+    if analysis_type == "counterfactual":
+        rules |= {r.id for r in catalog.governing_rules(skeleton.metric)}
+    return any(col in catalog.rules[r].constants for r in rules if r in catalog.rules for col in columns)
+
+
+def constant_notes(catalog: Catalog) -> list[str]:
+    """One line per rule that sets a column to a constant: what `instantiate` does not ask where it is in force."""
+    return [f"note: rule {r.id} sets {', '.join(r.constants)} to a constant: no question slices, groups or windows "
+            f"{', '.join(r.modifies)} by {'them' if len(r.constants) > 1 else 'it'} where the rule is in force"
+            for r in sorted(catalog.rules.values(), key=lambda r: r.id) if r.constants]
 
 
 def _window_rows(time: DimensionProfile, window: Window) -> int:

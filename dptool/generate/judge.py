@@ -29,6 +29,7 @@ from dptool.generate.llm_phrase import (
     scope_sentence,
     task_context,
 )
+from dptool.generate.phrase import selection_clause
 from dptool.generate.validate import CHECKS, identifiers, issues
 from dptool.llm.client import LLM, Prompt, load_prompt
 from dptool.project.catalog import Catalog
@@ -37,7 +38,7 @@ STAGE_JUDGE = "judge"
 DIMENSIONS = ("objectivity", "leakage", "naturalness", "relevance", "format_alignment", "correctness", "reasoning",
               "scope")
 PHRASING = ("naturalness", "leakage", "format_alignment")
-PHRASING_CHECKS = ("identifier_leakage", "too_short", "trend_rule_unstated")
+PHRASING_CHECKS = ("identifier_leakage", "too_short", "trend_rule_unstated", "selection_unstated")
 PROMPT_VERSIONS = {"phrase": "2", "judge": "2", "rewrite": "2"}
 MAX_SQL_CHARS = 8000
 _TRUE = {"1", "pass", "passed", "true", "yes"}
@@ -211,6 +212,10 @@ class Reviewer:
                     "the question must not say which policies apply (it applies all of them)")
         if check == "trend_rule_unstated":
             return f"the question must state how the direction is decided: {TREND_RULE}"
+        if check == "selection_unstated":
+            ids = task.get("metric_ids") or [""]
+            return ("the question must contain, word for word, the sentence: "
+                    f"{selection_clause(ids[0], self.catalog).strip()}")
         return check
 
 

@@ -15,8 +15,18 @@ import json
 
 from dptool.generate.enrich import TREND_RULE
 from dptool.generate.knowledge import EFFECTIVE_DATE, governing_passage
-from dptool.generate.phrase import REPORTABLE, at_least, counted, format_number, plural, spoken
+from dptool.generate.phrase import (
+    REPORTABLE,
+    at_least,
+    counted,
+    format_number,
+    own_rows_sentence,
+    plural,
+    selection_clause,
+    spoken,
+)
 from dptool.generate.phrase import scope_sentence as template_scope_sentence
+from dptool.generate.values import said
 from dptool.llm.client import LLM, Prompt
 from dptool.project.catalog import Catalog, Metric
 
@@ -46,12 +56,15 @@ def _metric(task: dict, catalog: Catalog) -> Metric | None:
     return catalog.metrics.get(ids[0]) if ids else None
 
 
-def _dimension_label(task: dict, catalog: Catalog, metric: Metric | None) -> str:
+def _dimension(task: dict, catalog: Catalog, metric: Metric | None):
     column = task.get("dimension") or ""
-    for dim in sorted(catalog.dimensions.values(), key=lambda d: d.id):
-        if dim.column == column and (metric is None or dim.table in metric.tables):
-            return dim.label
-    return spoken(column)
+    return next((dim for dim in sorted(catalog.dimensions.values(), key=lambda d: d.id)
+                 if dim.column == column and (metric is None or dim.table in metric.tables)), None)
+
+
+def _dimension_label(task: dict, catalog: Catalog, metric: Metric | None) -> str:
+    dim = _dimension(task, catalog, metric)
+    return dim.label if dim is not None else spoken(task.get("dimension") or "")
 
 
 def _unit(metric: Metric) -> str:
@@ -61,7 +74,21 @@ def _unit(metric: Metric) -> str:
 
 
 def scope(task: dict, catalog: Catalog) -> str:
-    """The answer's scope in words: window, segment or groups, list length, threshold."""
+    """The answer's scope in words: window, segment or groups, list length, threshold; and the template's sentences
+    to be said: which rows a slice on another table's column keeps, where its readings differ, and the window a
+    metric's selected members are picked over."""
+    text = _scope(task, catalog)
+    metric = _metric(task, catalog)
+    if metric is None or task["analysis_type"] == "knowledge_retrieval":
+        return text
+    dim = _dimension(task, catalog, metric)
+    rows = "" if dim is None or dim.kind == "temporal" else \
+        own_rows_sentence(metric.id, dim, task.get("slice") or {}, catalog).strip()
+    sentences = " ".join(x for x in (rows, selection_clause(metric.id, catalog).strip()) if x)
+    return f"{text}; say: \"{sentences}\"" if sentences else text
+
+
+def _scope(task: dict, catalog: Catalog) -> str:
     kind = task["analysis_type"]
     metric = _metric(task, catalog)
     if kind == "knowledge_retrieval":
@@ -81,7 +108,7 @@ def scope(task: dict, catalog: Catalog) -> str:
     dim = _dimension_label(task, catalog, metric)
     slice_ = task.get("slice") or {}
     column = task.get("dimension")
-    segment = f"for {dim} {spoken(slice_[column])} " if column in slice_ else ""
+    segment = f"for {said(dim, slice_[column])} " if column in slice_ else ""
     fmt = task.get("answer_format") or {}
     if kind in ("point_query", "threshold_crossing", "counterfactual"):
         text = f"{metric.label} {segment}{window}"
@@ -103,8 +130,8 @@ def scope(task: dict, catalog: Catalog) -> str:
             f"{counted(metric.id, rules, metric.grain, catalog)}" if rows else ""
         return f"the top {k} {plural(dim)} by {metric.label}{among}, {window}" + _reportable(task)
     if kind in ("comparison", "significance_testing"):
-        a, b = (spoken(g) for g in slice_.get("groups", ["?", "?"]))
-        text = f"{metric.label} of {dim} {a} versus {dim} {b}, {window}"
+        a, b = (said(dim, g) for g in slice_.get("groups", ["?", "?"]))
+        text = f"{metric.label} of {a} versus {b}, {window}"
         if kind == "significance_testing":
             text += f"; two-tailed Welch's t-test over the individual {metric.grain}, 5% level"
         return text

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import shutil
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator
@@ -158,16 +159,19 @@ def jinja_literal(value) -> str:
 
 
 def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[str, str] | None = None,
-               tests: bool = True, kept: list[dict] = ()) -> dict:
-    """The properties file of the gold models: their group; per task its description (question, metric, rules
-    with links to their pages in dbt docs, rule documents), task meta and (with `tests`) the rule test; and
-    the overview model, whose page lists every task. `kept` are the entries of other bundles' gold models, as
-    an earlier run wrote them (dptool.generate.bundles)."""
+               tests: bool = True, kept: list[dict] = (), records: dict[str, dict] | None = None) -> dict:
+    """The properties file of the gold models: their group; per task its description (question, metric, with
+    the task's record in `records` the fields a reviewer checks as a table, rules with links to their pages in dbt
+    docs, rule documents), task meta and (with `tests`) the rule test; and the overview model, whose page lists
+    every task. `kept` are the entries of other bundles' gold models, as an earlier run wrote them
+    (dptool.generate.bundles)."""
     models = []
     for c in candidates:
         metric = catalog.metrics[c.metric]
         lines = [_jinja_text(_question(c, catalog, questions)), "",
                  f"Metric: {metric.label} — {metric.formula} ({_link(c.metric, metric.unique_id, 'model')})"]
+        if records and c.task_id in records:
+            lines += ["", *review_fields(records[c.task_id], catalog)]
         # the rules the task names and every rule its gold applies (a counterfactual keeps the others in force)
         for rule_id in dict.fromkeys([*c.skeleton.rules, *c.rules]):
             rule = catalog.rules[rule_id]
@@ -188,6 +192,68 @@ def properties(candidates: list[Candidate], catalog: Catalog, questions: dict[st
     if models:
         models.append(_overview_properties(overview_rows(candidates, catalog, questions, kept), catalog))
     return {"version": 2, "groups": [GROUP], "models": models}
+
+
+SCOPES = {"all": "all: every rule that governs the metric", "subset": "subset: the rules the question names",
+          "none": "none: no rule applies"}
+SHOWN_GOLD = 300  # characters of a gold answer in its description; the bundle has it whole
+
+
+def review_fields(task: dict, catalog: Catalog) -> list[str]:
+    """What a reviewer checks of a task, as a markdown table of one field a row (dbt docs shows the task's meta as
+    one line of JSON): analysis type, rule scope, rules in force, withdrawn rule, gold answer, tolerance, support.
+    Each value is shown as it is (Jinja- and table-safe)."""
+    def rules(ids) -> str:
+        ids = [r for r in ids or [] if isinstance(r, str)]
+        return ", ".join(_link(f"rule__{r}", catalog.rules[r].unique_id, "macro") if r in catalog.rules else _code(r)
+                         for r in ids) or "none"
+
+    scope = task.get("rule_scope")
+    if task.get("withdrawn_rule") and scope == "all":
+        scope_text = "all but the withdrawn rule"
+    else:
+        scope_text = SCOPES.get(scope, scope or "—")
+    gold = json.dumps(task.get("gold"), ensure_ascii=False, separators=(", ", ": "))
+    if len(gold) > SHOWN_GOLD:
+        gold = gold[:SHOWN_GOLD] + f"… ({len(gold) - SHOWN_GOLD:,} characters more in tasks.jsonl)"
+    tolerance = task.get("tolerance")
+    rows = [("analysis type", _code(task.get("analysis_type", ""))), ("rule scope", scope_text),
+            ("rules in force", rules(task.get("rules_in_force"))),
+            ("withdrawn rule", rules([task["withdrawn_rule"]]) if task.get("withdrawn_rule") else "—"),
+            ("gold answer", _code(gold)),
+            ("tolerance", ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in tolerance.items())
+             if isinstance(tolerance, dict) and tolerance else "—"),
+            ("support", _support(task.get("support")))]
+    return ["| field | value |", "| --- | --- |",
+            *(f"| {name} | {_jinja_text(value.replace('|', chr(92) + '|').replace(chr(10), ' '))} |"
+              for name, value in rows)]
+
+
+def _code(text: str) -> str:
+    """A markdown code span of `text` (its fence longer than any run of backticks in it)."""
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _support(support) -> str:
+    """The rows, entities (and a rate's events) the answer rests on: the thinnest group's, and the minimum asked."""
+    if not isinstance(support, dict):
+        return str(support) if support else "—"
+    groups = [g for g in support.get("groups") or [] if isinstance(g, dict)]
+    entity = ", ".join(support.get("entity") or []) or "entities"
+    text = ""
+    events = "min_events" in support
+    if groups:
+        rows, entities = min(g.get("rows") or 0 for g in groups), min(g.get("entities") or 0 for g in groups)
+        fewest = f", {min(g.get('events') or 0 for g in groups)} events" if events else ""
+        text = (f"{len(groups)} group{'s' if len(groups) != 1 else ''}, the thinnest {rows} rows{fewest} and "
+                f"{entities} distinct {entity}; ")
+    text += (f"at least {support.get('min_rows')} rows, {support.get('min_entities')} entities and "
+             f"{support['min_events']} events of the rate asked" if events else
+             f"at least {support.get('min_rows')} rows and {support.get('min_entities')} entities asked")
+    removed = support.get("removed") or []
+    return text + (f"; the rules remove {len(removed)} group{'s' if len(removed) != 1 else ''}" if removed else "")
 
 
 def _question(c: Candidate, catalog: Catalog, questions: dict[str, str] | None) -> str:
@@ -273,11 +339,11 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def write_properties(project: DbtProject, candidates, catalog, questions=None, tests: bool = True,
-                     kept: list[dict] = ()) -> None:
+                     kept: list[dict] = (), records: dict[str, dict] | None = None) -> None:
     """Write the properties file of the gold models and their overview model (none without models)."""
     folder = project.project_dir / GOLD_DIR
     # libyaml's dumper writes the same text as PyYAML's own, ~8x sooner (a 1,000-task file: 0.8 s -> 0.1 s)
-    text = yaml.dump(properties(candidates, catalog, questions, tests, kept), Dumper=_SAFE_DUMPER,
+    text = yaml.dump(properties(candidates, catalog, questions, tests, kept, records), Dumper=_SAFE_DUMPER,
                      sort_keys=False, allow_unicode=True, width=100)
     (folder / PROPERTIES).write_text("# written by `dptool generate`; do not edit\n" + text, encoding="utf-8")
     overview = folder / f"{OVERVIEW}.sql"
@@ -338,7 +404,7 @@ def remove_models(project: DbtProject) -> None:
 
 def write_models(project: DbtProject, candidates: list[Candidate], catalog: Catalog,
                  questions: dict[str, str] | None = None, out: Path | None = None,
-                 previous: Path | None = None) -> dict[str, str]:
+                 previous: Path | None = None, records: dict[str, dict] | None = None) -> dict[str, str]:
     """Write the gold model of each candidate kept and their properties, rule tests included: what the user's
     `dbt build --select tag:dptool_gold` builds and tests. Returns the sha256 of each model this run wrote, by task id.
 
@@ -363,7 +429,8 @@ def write_models(project: DbtProject, candidates: list[Candidate], catalog: Cata
                     continue
                 shutil.copyfile(previous / f"{task_id}.sql", folder / f"{task_id}.sql")
                 kept.append(entries.pop(task_id))  # popped: a model two other bundles share is kept once
-    write_properties(project, candidates, catalog, questions, kept=sorted(kept, key=lambda e: e["name"]))
+    write_properties(project, candidates, catalog, questions, kept=sorted(kept, key=lambda e: e["name"]),
+                     records=records)
     if out is not None:
         write_list(folder, [str(out), *bundles], project.project_dir)
     return written

@@ -11,7 +11,11 @@ from decimal import Decimal
 
 from dptool.generate.enrich import TREND_RULE
 from dptool.generate.instantiate import Candidate, rule_scope
+from dptool.generate.slices import entity_noun, entity_of_other_rows
+from dptool.generate.values import is_value, said
+from dptool.generate.values import spoken as spoken
 from dptool.project.catalog import Catalog
+from dptool.project.selects import selections
 
 
 def plural(noun: str) -> str:
@@ -43,11 +47,6 @@ _DIMENSION_SUFFIX = re.compile(r"\s+(?:dim|dimension)$", re.IGNORECASE)
 def dimension_label(label: str) -> str:
     """A dimension as a question names it: "order total dim" reads "order total"."""
     return _DIMENSION_SUFFIX.sub("", label) or label
-
-
-def spoken(value) -> str:
-    """A data value as a person would write it (snake_case categories become words)."""
-    return str(value).replace("_", " ")
 
 
 def format_number(value: float, fmt: str, unit: str) -> str:
@@ -84,7 +83,7 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
     subject = f"our {metric.label}"
     condition = ""
     if c.dimension_column in c.slice:
-        condition = f" for {label} {spoken(c.slice[c.dimension_column])}"
+        condition = f" for {said(label, c.slice[c.dimension_column])}"
     hint = answer_hint(metric.format, metric.unit)
     if c.analysis_type == "point_query":
         was = "were" if _is_plural(metric.label) else "was"  # "What were our Orders", not "What was our Orders"
@@ -100,13 +99,13 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
                 f"or flat ({TREND_RULE}), give the total change from the first to the last month in percent, and "
                 "the month of its peak.")
     elif c.analysis_type == "comparison":
-        a, b = (spoken(g) for g in c.slice["groups"])
-        text = (f"{window[0].upper() + window[1:]}, which had the higher {metric.label}: {label} {a} or "
-                f"{label} {b}? Give the value of each.")
+        a, b = (said(label, g) for g in c.slice["groups"])
+        text = (f"{window[0].upper() + window[1:]}, which had the higher {metric.label}: {a} or {b}? "
+                "Give the value of each.")
     elif c.analysis_type == "significance_testing":
-        a, b = (spoken(g) for g in c.slice["groups"])
-        text = (f"{window[0].upper() + window[1:]}, is the difference in {metric.label} between {label} {a} "
-                f"and {label} {b} statistically significant at the 5% level? Use a two-tailed Welch's t-test "
+        a, b = (said(label, g) for g in c.slice["groups"])
+        text = (f"{window[0].upper() + window[1:]}, is the difference in {metric.label} between {a} "
+                f"and {b} statistically significant at the 5% level? Use a two-tailed Welch's t-test "
                 f"over the individual {rows_of(metric.grain)} and give the p-value.")
     elif c.analysis_type == "decomposition":
         groups = f"every {label}" if c.min_rows is None else \
@@ -125,7 +124,36 @@ def phrase(c: Candidate, task: dict, catalog: Catalog) -> str:
                 "Answer PASS if it did, FAIL if not, with the value.")
     else:
         raise ValueError(f"no template for {c.analysis_type!r}")
-    return " ".join((text + scope(c, catalog)).split())
+    return " ".join((text + own_rows(c, catalog) + selection_clause(c.metric, catalog) + scope(c, catalog)).split())
+
+
+def own_rows(c: Candidate, catalog: Catalog) -> str:
+    """The sentence (with a leading space) that says which rows a slice or a group on another table's column keeps,
+    where the two readings differ (dptool.generate.slices): "Count only the order items whose seller state is RJ, not
+    all the order items of every order that has one." "" elsewhere."""
+    if c.skeleton.dimension_kind == "temporal":
+        return ""
+    return own_rows_sentence(c.metric, catalog.dimensions[c.skeleton.dimension], c.slice, catalog)
+
+
+def own_rows_sentence(metric_id: str, dim, slice_: dict, catalog: Catalog) -> str:
+    """`own_rows` of a metric, a `Dimension` and a slice (a task's)."""
+    key = entity_of_other_rows(metric_id, dim.id, catalog)
+    if key is None:
+        return ""
+    rows = rows_of(catalog.metrics[metric_id].grain)
+    label = dimension_label(dim.label)
+    whole = f"not all the {rows} of every {entity_noun(key)} that has one"
+    if dim.column in slice_:
+        return f" Count only the {rows} whose {label} is {is_value(slice_[dim.column])}, {whole}."
+    return f" Count for each {label} only its own {rows}, {whole} of them."
+
+
+def selection_clause(metric_id: str, catalog: Catalog) -> str:
+    """" Take <members> as picked <window>." for each selection the metric's value rests on (its own and its
+    components', `dptool.project.selects.selections`), with a leading space; "" for a metric that selects none.
+    Without it, a top ten picked over the whole history and one picked in the period asked about are two answers."""
+    return "".join(f" Take {s.members} as picked {s.window_text}." for s in selections(catalog, metric_id))
 
 
 # what a listing question says when the rules in force remove some of its groups (a suppression of small groups,

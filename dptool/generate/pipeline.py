@@ -26,7 +26,7 @@ from dptool.generate.enrich import NotScorable, answer
 from dptool.generate.export import Reproduction, card, describe, describe_task, write_bundle
 from dptool.generate.graph import build_graph, graph_stats, graph_to_json
 from dptool.generate.ids import Ids, knowledge_key
-from dptool.generate.instantiate import instantiate, plausible_types
+from dptool.generate.instantiate import constant_notes, instantiate, plausible_types
 from dptool.generate.knowledge import knowledge_gaps, knowledge_tasks
 from dptool.generate.materialize import GOLD_DIR, NO_EFFECT, Built, materialize, write_models
 from dptool.generate.minimum import read_setting
@@ -49,6 +49,7 @@ from dptool.project.digests import snapshot
 from dptool.project.lock import project_lock
 from dptool.project.prepare import manifest_behind_generated, prepare_catalog
 from dptool.project.scaffold import SCAFFOLD_TODO
+from dptool.project.selects import unwindowed
 from dptool.project.semantic import GENERATED_DIR as SEMANTIC_DIR
 from dptool.project.warehouse import Warehouse
 from dptool.sql import SharedQuery, VariantWriter, dialect_of, relation_key
@@ -242,7 +243,8 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         manifest = project.load_manifest()
         catalog = prepare_catalog(project, manifest, rules_dir=rules_dir, echo=echo)  # + semantic-layer models
         unwritten = unwritten_rules(catalog, manifest)
-        for line in unwritten:
+        unasked = unwindowed(catalog)  # a metric that selects members and states no window: no task
+        for line in unwritten + list(unasked.values()):
             echo(f"  {line}")
         connection = project.connection()
         dialect = dialect_of(connection.adapter_type)
@@ -262,7 +264,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             conditions = unmatched_conditions(catalog, wh, manifest)
             proofs = read_proofs(manifest, catalog, wh)
             aliases = one_to_one(catalog, wh, profiles)  # brand_id and brand_name: one question, not two
-        for line in alias_note(catalog, aliases):
+        for line in alias_note(catalog, aliases) + constant_notes(catalog):
             echo(f"  {line}")
         for line in conditions:
             echo(f"  {line}")
@@ -272,7 +274,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         cardinality = {k: p.distinct for k, p in profiles.items()}
         catalog.dimension_weight = {k: sum(n for *_, n in p.months) or sum(n for _, n in p.top_values)
                                     for k, p in profiles.items()}
-        pool = [s for s in enumerate_skeletons(catalog) if s.dimension not in aliases]
+        pool = [s for s in enumerate_skeletons(catalog) if s.dimension not in aliases and s.metric not in unasked]
         # the target is shared equally by the domains: one domain's many rule subsets must not crowd out
         # another's (each domain is its own connected part of the graph, so MMR runs per domain)
         share = -(-target_tasks // max(1, len(catalog.domains)))
@@ -302,8 +304,9 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             echo(f"  {parity.summary()}")
     ids = Ids()  # every id of the run: the same question gets the same id, two questions never one
     with stage("instantiate", f"{len(skeletons)} skeletons"):
+        refused: list = []  # (reason, candidate) of each whose slice value no question can say
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids, support=True,
-                                 min_rows=minimum.rows)
+                                 min_rows=minimum.rows, refused=refused)
     with stage("warehouse", "the agent-visible tables copied into the bundle's warehouse"):
         # written now: each round's gold_sql is reproduced on it while the next round compiles
         staged = stack.enter_context(Reproduction(out, catalog, connection))
@@ -322,7 +325,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         for round_ in range(AUGMENT_ROUNDS):
             extra, more_options = _augmentation(done.tasks, pool, used, catalog, profiles, cardinality, seed,
                                                 dialect, min_per_type, ids, probes, probe_more, 2 ** round_,
-                                                minimum.rows)
+                                                minimum.rows, refused)
             if not extra:
                 if more_options:
                     continue  # none of the options tried gave a candidate: the next round tries the next ones
@@ -335,16 +338,19 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             # every question of the old bundle that this run did not ask, and the project still can, is asked
             # again: after the fresh sample, so that a refresh is the bundle a fresh run writes plus those
             again, unaskable = reasked(old_tasks, catalog, profiles, ids)
+            again = [c for c in again if c.metric not in unasked]
             if again:
                 tried += again
                 done.add(run_round(again))
         _drop_duplicates(done)
+        done.drops += [(why, describe(c)) for why, c in refused]
     rounds.close()
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
-    warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + unwritten + conditions + \
-        warnings
+    warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + unwritten + \
+        list(unasked.values()) + conditions + warnings
     with stage("knowledge", "tasks from the rule documents and the metric catalog"):
-        known = knowledge_tasks(catalog)
+        # a refused metric's catalog entry asks nothing either: its definition lacks the selection's window
+        known = [t for t in knowledge_tasks(catalog) if t["rule_ids"] or not set(t["metric_ids"]) & set(unasked)]
         for line in knowledge_gaps(catalog):
             echo(f"  {line}")
         for task in known:
@@ -364,7 +370,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         warnings += parity.warnings() if parity is not None else []
         models = write_models(project, sorted(done.candidates, key=lambda c: c.task_id), catalog,
                               {t["task_id"]: t["question"] for t in tasks}, out=out,
-                              previous=project.target_dir / KEPT / GOLD_DIR)
+                              previous=project.target_dir / KEPT / GOLD_DIR, records={t["task_id"]: t for t in tasks})
         # The gold models are left to the next dbt command's parse (dptool's catalog leaves them out; parsing them
         # cost a quarter of generate: none passes dbt's static parser); what `dptool graph` and `ablate` read
         # from target/manifest.json, the semantic layer's models and rule documents, is parsed when it changed.
@@ -575,7 +581,7 @@ def _drop_duplicates(done: Round) -> None:
 
 
 def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, ids: Ids,
-                  probes, probe_more, widen: int = 1, min_rows: int | None = None):
+                  probes, probe_more, widen: int = 1, min_rows: int | None = None, refused: list | None = None):
     """Candidates from unused skeletons for every (domain, analysis type) below the minimum; the skeletons
     tried are added to `used`. Each later round (`widen` 2, 4) tries that many times as many: a type still
     short after a round is one whose candidates are mostly dropped. Also says whether options remain untried."""
@@ -595,7 +601,7 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
     for (_domain, kind), (missing, options) in wanted.items():
         tried = options[: 12 * missing * widen]
         made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,), probes=probes, ids=ids,
-                           support=True, **({"min_rows": min_rows} if min_rows else {}))
+                           support=True, refused=refused, **({"min_rows": min_rows} if min_rows else {}))
         # three per task missing, and three more: candidates still fail the rule test or have no scorable answer,
         # and where one task is missing its few candidates are often all dropped (a top-k a rule leaves as it is)
         keep = (3 * missing + 3) * widen

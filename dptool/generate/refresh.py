@@ -108,6 +108,12 @@ def _candidate(task: dict, catalog, profiles: dict) -> Candidate | None:
     dim = dims[task["dimension"]]
     window = (task.get("slice") or {}).get("window")
     temporal = catalog.dimensions.get(metric.period)
+    read = [dim.column] + ([temporal.column] if window and temporal is not None else [])
+    constant = [(r, c) for r in sorted(set(gold) | set(base_rules)) if r in catalog.rules for c in read
+                if c in catalog.rules[r].constants]
+    if constant:
+        raise _Unaskable(f"the rule {constant[0][0]} sets {constant[0][1]}, which it slices, groups or windows by, "
+                         "to a constant")
     encoding = profiles[temporal.id].encoding if temporal is not None and temporal.id in profiles else "timestamp"
     return Candidate(Skeleton(metric_id, dim.id, dim.kind, rules, metric.tables), task["analysis_type"],
                      list(spec.get("where") or []), list(spec.get("group_by") or []), spec["shape"], spec.get("k"),

@@ -81,8 +81,8 @@ def _reason(c, dropped: dict[str, str], reasons: dict[str, str]) -> str:
 
 def setting_hint(minimum: Setting) -> str:
     """What changes a drop for thin support: the var, as it is now."""
-    return (f"to keep those of thin_support: lower `rows` or `entities`, or set `entity`, of the dbt var {VAR} "
-            f"{minimum.var_text()} in the vars of dbt_project.yml")
+    return (f"to keep those of thin_support: lower `rows`, `entities` or `events`, or set `entity`, of the dbt var "
+            f"{VAR} {minimum.var_text()} in the vars of dbt_project.yml")
 
 
 def absent_types(catalog: Catalog, tasks: list[dict], types: tuple[str, ...], candidates: list,

@@ -6,14 +6,17 @@ import json
 import re
 from collections import Counter
 
-from dptool.answers import DEFAULT_TOLERANCE, compare
+from dptool.answers import compare
 from dptool.generate.enrich import FLAT_BAND_PCT
+from dptool.generate.overlap import one_answer_fits_both
 from dptool.generate.phrase import NO_POLICY, ONLY, REPORTABLE
-from dptool.generate.support import LISTING, thin
+from dptool.generate.support import LISTING, degenerate, thin
 from dptool.project.catalog import Catalog
+from dptool.project.selects import selections
 
 CHECKS = ("identifier_leakage", "too_short", "datetime_as_category", "no_scorable_answer", "rule_without_effect",
-          "scope_mismatch", "trend_rule_unstated", "thin_support", "removed_group_asked")
+          "scope_mismatch", "trend_rule_unstated", "selection_unstated", "thin_support", "degenerate_groups",
+          "removed_group_asked")
 MIN_QUESTION_CHARS = 20
 
 
@@ -47,20 +50,24 @@ def issues(task: dict, catalog: Catalog, banned: set[str]) -> list[str]:
         found.append("no_scorable_answer")
     # a rule task whose base answer would score as correct does not test the rule: the same comparator
     # as the scorer's decides, under the task's own tolerance; nor does one where some answer is within the
-    # tolerance of both (the gold's and the base's windows overlap: base within twice the tolerance)
+    # tolerance of both (dptool.generate.overlap, per answer format)
     if task.get("rule_ids") and task.get("base") is not None and \
-            (task.get("gold") == task.get("base") or compare(task, task["base"]).correct
-             or compare(_widened(task), task["base"]).correct):
+            (one_answer_fits_both(task) or compare(task, task["base"]).correct):
         found.append("rule_without_effect")
     if task.get("gold_sql") and scope_problem(task, catalog):
         found.append("scope_mismatch")
     if task["analysis_type"] == "trend_analysis" and not states_trend_rule(question):
         found.append("trend_rule_unstated")
+    if selection_unstated(task, catalog, question):
+        found.append("selection_unstated")
     support = task.get("support")
     if isinstance(support, dict):
         # an answer resting on one loan measures noise (dptool.generate.support)
         if thin(support):
             found.append("thin_support")
+        # groups of which only one can have a value by the metric's definition compare nothing
+        if degenerate(task):
+            found.append("degenerate_groups")
         if removed_group_problem(task, question):
             found.append("removed_group_asked")
     return found
@@ -135,12 +142,6 @@ def scope_problem(task: dict, catalog: Catalog) -> str | None:
     return None
 
 
-def _widened(task: dict) -> dict:
-    """The task with twice its tolerance: its base scores as right then when one answer could be right for both."""
-    tolerance = task.get("tolerance") or DEFAULT_TOLERANCE
-    return {**task, "tolerance": {k: 2 * float(v) for k, v in tolerance.items()}}
-
-
 def states_trend_rule(question: str) -> bool:
     """Does a trend question say how its direction is decided (the least-squares line and its flat band)?"""
     text = " ".join(question.lower().replace("-", " ").split())
@@ -192,3 +193,14 @@ def duplicate_questions(tasks: list[dict]) -> set[str]:
             golds = {json.dumps(t["gold"], sort_keys=True, default=str) for t in same}
             drop |= {t["task_id"] for t in (same[1:] if len(golds) == 1 else same)}
     return drop
+
+
+def selection_unstated(task: dict, catalog: Catalog, question: str) -> bool:
+    """A question on a metric that selects members (the top ten sellers, the active ones) that does not say the
+    window they are picked over (`Selection.window_text`, meta.dptool.metric.selection): the same words a
+    phrased question ends with, so an LLM's question must keep them too. Knowledge tasks ask about documents."""
+    ids = task.get("metric_ids") or []
+    if task.get("analysis_type") == "knowledge_retrieval" or not ids or ids[0] not in catalog.metrics:
+        return False
+    said = " ".join(question.lower().split())
+    return any(" ".join(s.window_text.lower().split()) not in said for s in selections(catalog, ids[0]))

@@ -15,11 +15,13 @@ from typing import Any
 
 from dptool.errors import DptoolError
 from dptool.project import declarations, semantic
+from dptool.project.labels import reader_key
+from dptool.project.rule_columns import constant_columns
 
 DIMENSION_KINDS = ("temporal", "spatial", "categorical")
 RULE_TYPES = ("definitional", "exclusionary", "temporal", "conditional", "privacy", "override")
 METRIC_KEYS = ("label", "value", "unit", "format", "formula", "tier", "components", "grain", "period", "duration",
-               "entity")
+               "entity", "selection")
 RULE_KEYS = ("title", "type", "effective_from", "applies_when", "modifies")
 METRIC_FORMATS = ("number", "percent", "currency")
 
@@ -57,6 +59,33 @@ class Join:
 
 
 @dataclass(frozen=True)
+class Selection:
+    """The members a metric's definition selects and the rows they are picked over (meta.dptool.metric.selection):
+    a top ten picked over the whole history and one picked afresh each month are two different metrics."""
+
+    members: str  # who is selected, in words: "the ten sellers with the highest item value (price plus freight)"
+    window: str  # SELECTION_WINDOWS' key, or the window in words ("over the 12 months before the period asked about")
+
+    @property
+    def window_text(self) -> str:
+        """The window as a reader is told it: a known key's sentence, else the declared words."""
+        return SELECTION_WINDOWS.get(self.window, self.window)
+
+    @property
+    def sentence(self) -> str:
+        """"<members>, picked <window>": the one reading of the selection."""
+        return f"{self.members}, picked {self.window_text}"
+
+
+# the windows most selections have, by key; any other window is declared in words
+SELECTION_WINDOWS = {
+    "history": "over the whole history on record, whatever the period, slice or group asked about",
+    "period": "afresh within the period and the slice or group asked about (for a month-by-month trend, within each "
+              "month on its own)",
+}
+
+
+@dataclass(frozen=True)
 class Metric:
     id: str  # the metric model's name
     unique_id: str
@@ -80,6 +109,10 @@ class Metric:
     # the column whose distinct values are the entities a row belongs to (a sale, an order): what the minimum
     # support counts (meta.dptool.metric.entity; a semantic model's primary entity); "" when not declared
     entity: str = ""
+    # whom the metric's definition selects and over which rows (meta.dptool.metric.selection); None: it selects none
+    selection: Selection | None = None
+    # translated from the dbt semantic layer, whose metric types state their own windows (a conversion's)
+    semantic: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,6 +129,8 @@ class Rule:
     # whether the macro can run while dbt parses (no graph, no query results then): gold models call each rule
     # at parse time for dbt docs' lineage, and one that cannot run there would break the project's `dbt parse`
     parses: bool = True
+    # the row-level columns the macro sets to a constant (dptool.project.rule_columns): no slice or group on them
+    constants: tuple[str, ...] = ()
 
 
 @dataclass
@@ -393,7 +428,33 @@ def _load_metric(catalog: Catalog, uid: str, node: dict, nodes: dict, project: s
         period_doc=period_doc.strip(),
         duration=str(decl.get("duration") or "").strip() or _derived_duration(uid, nodes, catalog.tables),
         entity=entity,
+        selection=_selection(decl.get("selection"), where),
     )
+
+
+def _selection(declared, where: str) -> Selection | None:
+    """meta.dptool.metric.selection: a mapping {members, window}, each non-empty text."""
+    if declared is None:
+        return None
+    keys = ", ".join(SELECTION_WINDOWS)
+    example = ("e.g. {members: 'the ten sellers with the highest item value', window: history}; window is "
+               f"one of {keys}, or the window in words")
+    if not isinstance(declared, dict):
+        raise DptoolError(f"{where}: meta.dptool.metric.selection is {declared!r}; expected a mapping {{members, "
+                          f"window}}, {example}")
+    unknown = sorted(set(declared) - {"members", "window"})
+    if unknown:
+        raise DptoolError(f"{where}: meta.dptool.metric.selection.{unknown[0]} is not a selection key (members, "
+                          f"window)")
+    for key in ("members", "window"):
+        value = declared.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise DptoolError(f"{where}: meta.dptool.metric.selection.{key} is {value!r}; expected text, {example}")
+        if re.search(r"\bpolic", value, re.IGNORECASE):  # questions say it, and never hint at a policy
+            raise DptoolError(f"{where}: meta.dptool.metric.selection.{key} speaks of a policy; every question on the "
+                              "metric states the selection, and a question never hints at a policy: say what the "
+                              "metric's model computes")
+    return Selection(" ".join(declared["members"].split()), " ".join(declared["window"].split()))
 
 
 def _period_doc(catalog: Catalog, node: dict, period: str) -> str:
@@ -609,6 +670,7 @@ def _load_rule(catalog: Catalog, uid: str, macro: dict, docs: dict, documents: d
         modifies=tuple(modifies),
         document=document,
         parses=parses(uid, macros),
+        constants=constant_columns(macro.get("macro_sql") or ""),
     )
 
 
@@ -668,18 +730,34 @@ def _check_references(catalog: Catalog, manifest: dict, manifest_path: str) -> N
 
 
 def _check_labels(catalog: Catalog, manifest: dict) -> None:
-    """No two metrics share a label (case and spacing aside), across domains too: kb/metrics.md is one catalog
-    with a `## <label>` section per metric, and a question names a metric by its label alone ("our Cancellation
-    Rate"), never by its domain, so an agent could not tell which of the two it asks about."""
+    """No two metrics share a label as a reader sees it (`reader_key`: case, spacing, hyphens and fullwidth forms
+    aside), across domains too: kb/metrics.md is one catalog with a `## <label>` section per metric, and a question
+    names a metric by its label alone ("our Cancellation Rate"), never by its domain, so an agent could not tell
+    which of the two it asks about. Nor do two dimensions of one metric (`_check_dimension_labels`)."""
     seen: dict[str, Metric] = {}
     for _, metric in sorted(catalog.metrics.items()):
-        key = " ".join(metric.label.casefold().split())
+        key = reader_key(metric.label)
         other = seen.setdefault(key, metric)
         if other is not metric:
             first, second = (_metric_where(catalog, manifest, m) for m in (other, metric))
             raise DptoolError(f"{first} and {second} both have the label {metric.label!r}: kb/metrics.md would "
                               "hold two sections of that name and a question could not say which it means; give each "
                               "its own meta.dptool.metric.label (the semantic layer's: the metric's label)")
+    _check_dimension_labels(catalog)
+
+
+def _check_dimension_labels(catalog: Catalog) -> None:
+    """No two dimensions a metric is broken down or sliced by read the same: "by Ａctive" and "by active" would
+    name one of two columns, and a reader could not tell which."""
+    for _, metric in sorted(catalog.metrics.items()):
+        seen: dict[str, Dimension] = {}
+        for dim in catalog.dimensions_of(metric):
+            other = seen.setdefault(reader_key(dim.label), dim)
+            if other is not dim:
+                raise DptoolError(f"{other.where} ({other.column}) and {dim.where} ({dim.column}) both have the label "
+                                  f"{dim.label!r} as a reader sees it ({other.label!r}): a question on "
+                                  f"{metric.id} by or for it could not say which column it means; give each its own "
+                                  "label (the column's meta.dptool.label, or the semantic layer dimension's)")
 
 
 def _metric_where(catalog: Catalog, manifest: dict, metric: Metric) -> str:
@@ -758,7 +836,7 @@ def _extend_with_semantic_layer(catalog: Catalog, manifest: dict, relation_colum
             id=name, unique_id=f"model.{catalog.project}.{name}", domain=model.domain, label=d["label"],
             value=d["value"], unit=d["unit"], format=d["format"], formula=d["formula"], tier=d["tier"],
             grain=d["grain"], description=m.description, components=m.components, tables=m.tables,
-            columns=m.column_names,
+            columns=m.column_names, semantic=True,
         )
         columns = catalog.metrics[name].columns
         where = f"{m.semantic_model}: metric {m.metric}"

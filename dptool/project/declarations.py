@@ -113,6 +113,8 @@ METRIC = Schema("metric", {
                              "e.g. orders.order_purchase_timestamp"),
     "duration": Key(TEXT, hint="how the durations the metric measures are counted"),
     "entity": Key(TEXT, hint="the column one row belongs to, counted by the minimum support, e.g. sale_id"),
+    "selection": Key(MAPPING, hint="whom the metric selects and over which rows: {members: <who is picked>, window: "
+                                   "history | period | <the window in words>}"),
 })
 RULE = Schema("rule", {
     "title": Key(TEXT),

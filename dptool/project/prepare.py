@@ -18,6 +18,7 @@ from pathlib import Path
 from dptool.errors import DptoolError
 from dptool.project.catalog import Catalog, load_catalog
 from dptool.project.dbt import DbtProject, _project_yml
+from dptool.project.parsed_files import parsed_checksums
 
 RULE_DOCS = "_dptool_rule_docs.md"
 
@@ -124,6 +125,10 @@ WRITTEN = ("models/dptool_gold", "models/dptool_semantic", "models/dptool_batch"
 WRITTEN_ANYWHERE = "dptool_link_tmp"
 
 
+TEXT_CHANGED, CHANGED = "its text is not the one dbt parsed", "changed since dbt parsed the project"
+OLD_TIME = "its text is not the one dbt parsed, its time older than the parse"
+
+
 def _file_hashes(text: str) -> set[str]:
     """What dbt's checksum of a file with this text may be: dbt-core 1.10 and 1.11 hash the text stripped, 1.12
     the text with every run of whitespace made one space (parser/read_files.py, normalize_file_contents)."""
@@ -135,11 +140,12 @@ def check_manifest_current(project: DbtProject, manifest: dict, skip: list[Path]
     the old definitions and golds (compiled by dbt, which parses first) from the new.
 
     A file whose node carries dbt's checksum (models, seeds, singular tests, snapshots, analyses: sha256 of the
-    file's text, see `_file_hashes`) is compared by content, whatever its time. The rest (YAML properties, macros,
-    docs blocks, dbt_project.yml, seeds over dbt's size limit, files the manifest does not know) have no checksum in the
-    manifest: their modification time is compared with `metadata.generated_at`, which dbt sets when it starts
-    a parse, partial or not; a file written since may not be in it. A file the manifest names that is gone is
-    missing from the project. dptool's own folders (WRITTEN) are left out, and `skip` (the --rules-dir).
+    file's text, see `_file_hashes`) is compared by content, whatever its time; so is every other file dbt's
+    partial-parse state of that parse has a checksum for (YAML properties, macros, docs blocks: `parsed_checksums`).
+    The rest (dbt_project.yml, seeds over dbt's size limit, files dbt did not read, every file when that state is
+    missing or another parse's) have their modification time compared with `metadata.generated_at`, which dbt sets
+    when it starts a parse, partial or not; a file written since may not be in it. A file the manifest names that
+    is gone is missing from the project. dptool's own folders (WRITTEN) are left out, and `skip` (the --rules-dir).
     """
     root = project.project_dir
     parsed = _generated_at(manifest)
@@ -148,13 +154,17 @@ def check_manifest_current(project: DbtProject, manifest: dict, skip: list[Path]
     conf = _project_yml(root)
     installed = [root / str(conf.get(key) or default) for key, default in (("packages-install-path", "dbt_packages"),
                                                                           ("log-path", "logs"))]
+    read = parsed_checksums(project.manifest_path, manifest, (manifest.get("metadata") or {}).get("project_name"))
     stale = _stale_files(root, manifest, parsed, _parse_roots(conf, root),
-                         [*(root / w for w in WRITTEN), project.target_dir, *installed, *skip])
+                         [*(root / w for w in WRITTEN), project.target_dir, *installed, *skip], read)
     if stale:
         newest, why = max(stale, key=lambda s: (s[2], s[0]))[:2]
         more = f"; {len(stale) - 1} more file{'s' if len(stale) > 2 else ''} changed too" if len(stale) > 1 else ""
-        raise DptoolError(f"{project.manifest_path}: older than {newest} ({why}{more}); run `dbt parse` (or "
-                          f"`dbt build`) in {root} first")
+        # dbt's partial parse reads a YAML file again only when its time changed: an edit that kept the time
+        # needs a full parse
+        full = " --no-partial-parse" if any(s[1] == OLD_TIME for s in stale) else ""
+        raise DptoolError(f"{project.manifest_path}: older than {newest} ({why}{more}); run `dbt parse{full}` (or "
+                          f"`dbt build{full}`) in {root} first")
 
 
 def _parse_roots(conf: dict, root: Path) -> list[Path]:
@@ -166,8 +176,9 @@ def _parse_roots(conf: dict, root: Path) -> list[Path]:
 
 
 def _stale_files(root: Path, manifest: dict, parsed: float | None, roots: list[Path],
-                 skip: list[Path]) -> list[tuple[str, str, float]]:
-    """(file relative to root, why it is newer than the manifest, its modification time) of each file at fault."""
+                 skip: list[Path], read: dict[str, str]) -> list[tuple[str, str, float]]:
+    """(file relative to root, why it is newer than the manifest, its modification time) of each file at fault;
+    `read`: the checksum dbt took of each file it parsed (`parsed_checksums`), where it is known."""
     project = (manifest.get("metadata") or {}).get("project_name")
     checksums, known = {}, set()
     for section in ("nodes", "disabled", "macros", "docs", "sources", "exposures", "metrics", "semantic_models",
@@ -198,12 +209,13 @@ def _stale_files(root: Path, manifest: dict, parsed: float | None, roots: list[P
     for path in sorted(files):
         rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
         mtime = path.stat().st_mtime
-        if rel in checksums:
+        newer = parsed is not None and mtime > parsed
+        if rel in checksums or rel in read:  # by content: a touched file is current, an edit of any time is not
             text = path.read_bytes().decode("utf-8", errors="replace")
-            if checksums[rel] not in _file_hashes(text):
-                stale.append((rel, "its text is not the one dbt parsed", mtime))
-        elif parsed is not None and mtime > parsed:
-            stale.append((rel, "changed since dbt parsed the project" if rel in known else
+            if checksums.get(rel, read.get(rel)) not in _file_hashes(text):
+                stale.append((rel, TEXT_CHANGED if rel in checksums else CHANGED if newer else OLD_TIME, mtime))
+        elif newer:
+            stale.append((rel, CHANGED if rel in known else
                           "new since dbt parsed the project", mtime))
     for rel in sorted(known):
         path = root / rel

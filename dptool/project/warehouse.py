@@ -20,6 +20,17 @@ from dptool.errors import DptoolError
 from dptool.project.dbt import Connection
 from dptool.sql import SharedQuery
 
+MEMORY_LIMIT_ENV = "DPTOOL_DUCKDB_MEMORY_LIMIT"
+
+
+def duckdb_config() -> dict[str, str]:
+    """DuckDB settings of every file dptool opens: DuckDB's own memory_limit is 80 % of the machine's memory, too much
+    where others work too (its spill to the temp directory keeps a query within a smaller one)."""
+    limit = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
+    if limit and not re.fullmatch(r"\d+(\.\d+)?\s*(%|[kmgt]i?b)", limit, re.IGNORECASE):
+        raise DptoolError(f"{MEMORY_LIMIT_ENV}={limit!r}: not an amount of memory (e.g. 4GB or 50%)")
+    return {"memory_limit": limit} if limit else {}
+
 
 def missing_hint(exc: Exception) -> str:
     """What to do when a query meets a table that is not there: build it."""
@@ -44,14 +55,14 @@ class Warehouse:
         try:
             if read_only:
                 # where DuckDB spills a large query, as it does for the file opened directly (not ./.tmp)
-                self.con = duckdb.connect(config={"temp_directory": f"{self.path}.tmp"})
+                self.con = duckdb.connect(config={"temp_directory": f"{self.path}.tmp", **duckdb_config()})
                 try:
                     self._attach()
                 except duckdb.Error:  # a file named like a database DuckDB holds itself (memory.duckdb)
                     self.con.close()
-                    self.con, self._use = duckdb.connect(str(self.path), read_only=True), None
+                    self.con, self._use = duckdb.connect(str(self.path), read_only=True, config=duckdb_config()), None
             else:
-                self.con = duckdb.connect(str(self.path))
+                self.con = duckdb.connect(str(self.path), config=duckdb_config())
         except duckdb.Error as exc:
             raise DptoolError(f"{self.path}: cannot open ({' '.join(str(exc).split())})") from None
         self._halts: set = set()  # how to stop the queries of each query_each still running

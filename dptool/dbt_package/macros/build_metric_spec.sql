@@ -88,6 +88,22 @@
       {{ exceptions.raise_compiler_error("dptool: rule macro 'rule__" ~ rule_id ~ "' removed " ~ key ~ " `" ~ item ~ "` of metric '" ~ metric ~ "' (the question's slice); a rule adds to q." ~ key ~ " (q." ~ key ~ ".append(...)) and keeps what the caller put there") }}
     {%- endfor -%}
   {%- endfor -%}
+  {#- a slice filters a column as the rules redefine it; one redefined to a constant holds every row or none -#}
+  {%- for col, expr in (q.get('columns') or {}).items() if q is mapping and dptool.is_constant_sql(expr) -%}
+    {%- for key, items in given.items() -%}
+      {%- for item in items if modules.re.search('(?<![\\w.])' ~ modules.re.escape(col) ~ '(?!\\w)', item | string) -%}
+        {{ exceptions.raise_compiler_error("dptool: rule macro 'rule__" ~ rule_id ~ "' sets column '" ~ col ~ "' of metric '" ~ metric ~ "' to the constant `" ~ expr ~ "`, which the question's " ~ key ~ " `" ~ item ~ "` reads: the slice would hold every row or none; ask no question on that column under this rule") }}
+      {%- endfor -%}
+    {%- endfor -%}
+  {%- endfor -%}
+{% endmacro %}
+
+{#- is_constant_sql(expr): SQL that reads no column: a number, a quoted text, NULL, TRUE/FALSE, a typed literal
+    (date '2017-01-01') or the cast of one. What dptool/project/rule_columns.py finds in a rule's text, at build. -#}
+{% macro is_constant_sql(expr) %}
+  {%- set literal = "(null|true|false|[-+]?\\d+(\\.\\d+)?([eE][-+]?\\d+)?|'([^']|'')*'|(date|timestamp|interval)\\s*'([^']|'')*')" -%}
+  {%- set pattern = "\\s*(" ~ literal ~ "|cast\\s*\\(\\s*" ~ literal ~ "\\s+as\\s+[\\w ]+(\\([\\d,\\s]*\\))?\\s*\\))\\s*" -%}
+  {{ return(modules.re.fullmatch(pattern, expr | string, modules.re.I) is not none) }}
 {% endmacro %}
 
 {#- describe_value(value) -> what a value is, shortly, for an error: a string's first words, a list, a number -#}
