@@ -15,7 +15,9 @@ queries inline computed once): the floor generate's own SQL has.
 Writes benchmarks/results/generate-scale<S>-target<N>.json: validated_tasks, generate_seconds,
 bare_sql_seconds, seconds_per_1000_tasks, generate_over_bare_sql, shared_sql_seconds and
 generate_over_shared_sql, the seconds of each stage (wall and CPU, all threads) and inside dbt (wall and CPU),
-and the load average of the machine before and after (others' work slows a run).
+the candidates each step ran and kept (`candidates`: skeletons probed, gold models compiled, gold and support
+queries run, tasks validated and kept, rounds; `dropped_by_reason`, `rejected_by_check`), and the load average of
+the machine before and after (others' work slows a run).
 
 Peak resident memory (`peak_rss_mib`): `demo_data` is the largest `dptool demo-data` process
 (`getrusage(RUSAGE_CHILDREN).ru_maxrss`); `dbt_build` and `generate` run in this process, so each is its VmHWM
@@ -26,9 +28,11 @@ Then what no generate can skip for the tasks it kept, each part timed alone (wal
 `kept`: one `dbt compile` of the kept tasks' gold and support texts (dbt writes every query), their support queries
 run on the project's warehouse (a gold resting on too few rows is dropped), and their gold_sql run again on the
 bundle's (export's reproduction check); with the shared SQL, which is what their gold models cost on the target.
-`least_generate_over_shared_sql` is the least generate_over_shared_sql those parts allow on this machine's cores:
-the longer of dbt's wall time (dbt compiles on one thread) and all their CPU seconds spread over every core, with
-nothing else done and all of it at once.
+`least_generate_over_shared_sql` is the least generate_over_shared_sql those parts allow in the shape generate
+runs them, each part's wall seconds as measured alone on this machine (its cores and its load): dbt compiles while
+the reproduction runs beside it (the longer of the two), and the gold and support queries, which need their compile
+first, take the time they take. `least_all_at_once_over_shared_sql` is the bound with every part at once and
+nothing else on the machine: the longer of dbt's wall time and all their CPU seconds spread over every core.
 """
 
 from __future__ import annotations
@@ -37,12 +41,14 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -93,8 +99,7 @@ def run_once(scale: float, target: int, workdir: Path) -> dict:
     bare = bare_sql_seconds(result.bundle, result.tasks)
     kept = kept_work(project, texts.texts, result.bundle, result.tasks)
     shared = kept["shared_sql"]["seconds"]
-    cores = os.cpu_count() or 1
-    least = max(kept["dbt_compile"]["seconds"], sum(part["cpu_seconds"] for part in kept.values()) / cores)
+    least, at_once = least_seconds(kept, os.cpu_count() or 1)
     tasks = len(result.tasks)
     return {
         "validated_tasks": tasks,
@@ -114,11 +119,33 @@ def run_once(scale: float, target: int, workdir: Path) -> dict:
         "inside_dbt_cpu_seconds": result.dbt_cpu_seconds,
         "kept": kept,
         "least_generate_over_shared_sql": round(least / shared, 2),
+        "least_all_at_once_over_shared_sql": round(at_once / shared, 2),
+        "candidates": result.counts,
+        "dropped_by_reason": dict(sorted(Counter(_reason(r) for r in result.dropped.values()).items())),
+        "rejected_by_check": dict(sorted((k, v) for k, v in result.rejected.items() if v)),
         "dbt_build_seconds": round(dbt_build, 2),
         "demo_data_seconds": demo_data,
         "peak_rss_mib": peak,
         "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after]},
     }
+
+
+def least_seconds(kept: dict[str, dict], cores: int) -> tuple[float, float]:
+    """The least seconds the kept tasks' parts take in generate's shape, and all at once (module docstring)."""
+    wall = {part: seconds["seconds"] for part, seconds in kept.items()}
+    compile_, reproduce = wall["dbt_compile"], wall.get("reproduction_sql", 0.0)
+    beside = max(compile_, reproduce) if cores > 1 else compile_ + reproduce
+    shaped = beside + wall["shared_sql"] + wall.get("support_sql", 0.0)
+    return shaped, max(compile_, sum(seconds["cpu_seconds"] for seconds in kept.values()) / cores)
+
+
+def _reason(reason: str) -> str:
+    """A drop's reason without what names its candidate (a SQL error's model, a not scorable answer's numbers)."""
+    if reason.startswith("SQL error"):
+        return "SQL error"
+    if reason.startswith("support query"):
+        return "support query failed"
+    return re.sub(r"\d[\d.,]*", "N", reason)[:80]
 
 
 class TextRecorder:
@@ -144,7 +171,9 @@ class TextRecorder:
 def kept_work(project: DbtProject, texts: dict[str, str], bundle: Path, tasks: list[dict]) -> dict[str, dict]:
     """The work each kept task needs, each part alone: {part: {seconds, cpu_seconds}} (see the module docstring)."""
     order = sorted((t for t in tasks if t["gold_sql"]), key=lambda t: (t["metric_ids"][0], t["task_id"]))
-    names = [t["task_id"] for t in order] + [f"support__{t['task_id']}" for t in order]
+    # a gold statement that counts its own support has no support text
+    supported = [t for t in order if f"support__{t['task_id']}" in texts]
+    names = [t["task_id"] for t in order] + [f"support__{t['task_id']}" for t in supported]
     materialize.remove_models(project)  # as during generate's compiles: dbt parses no gold model
     project.run("parse")  # the project as generate compiled it, parsed before the clock starts
     parts = {}
@@ -153,8 +182,9 @@ def kept_work(project: DbtProject, texts: dict[str, str], bundle: Path, tasks: l
     failed = [name for name, c in compiled.items() if c.sql is None]
     if failed:
         raise SystemExit(f"the kept tasks' texts did not compile again: {failed[:3]}")
-    with Warehouse.of(project.connection()) as wh, _clock(parts, "support_sql"):
-        _all(wh.query_shared(compiled[f"support__{t['task_id']}"].query for t in order))
+    if supported:
+        with Warehouse.of(project.connection()) as wh, _clock(parts, "support_sql"):
+            _all(wh.query_shared(compiled[f"support__{t['task_id']}"].query for t in supported))
     reproduced = [_shared(t["gold_sql"]) for t in order]
     shared = [_shared(t[key]) for t in tasks for key in ("gold_sql", "base_sql") if t[key]]
     with Warehouse(bundle / "warehouse.duckdb") as wh:
@@ -235,7 +265,8 @@ def main() -> None:
         "scale": args.scale,
         "target": args.target,
         **next(r for r in runs if r["generate_seconds"] == median),
-        "runs": [{k: r[k] for k in ("generate_seconds", "bare_sql_seconds", "load_average")} for r in runs],
+        "runs": [{k: r[k] for k in ("generate_seconds", "bare_sql_seconds", "shared_sql_seconds",
+                                    "least_generate_over_shared_sql", "load_average")} for r in runs],
         "cores": os.cpu_count(),
         "duckdb_memory_limit": os.environ.get(MEMORY_LIMIT_ENV) or "DuckDB's default (80% of the memory)",
         "versions": {"dptool": __version__, "dbt-core": dbt_version(), "python": platform.python_version()},
@@ -247,8 +278,9 @@ def main() -> None:
     for key in ("validated_tasks", "generate_seconds", "bare_sql_seconds", "seconds_per_1000_tasks",
                 "generate_over_bare_sql", "shared_sql_seconds", "generate_over_shared_sql", "dbt_build_seconds",
                 "inside_dbt_seconds", "inside_dbt_cpu_seconds", "generate_cpu_seconds",
-                "least_generate_over_shared_sql", "peak_rss_mib"):
+                "least_generate_over_shared_sql", "least_all_at_once_over_shared_sql", "peak_rss_mib"):
         print(f"{key:<24} {report[key]}")
+    print("candidates " + ", ".join(f"{k} {v}" for k, v in report["candidates"].items()))
     for part, seconds in report["kept"].items():
         print(f"  kept {part:<17} {seconds['seconds']:8.2f} s  (cpu {seconds['cpu_seconds']:.2f} s)")
     for stage, seconds in report["stage_seconds"].items():

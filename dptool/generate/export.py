@@ -3,6 +3,8 @@
 tasks.jsonl · bundle.json (fingerprint, how it was made) · kb/ (rule documents, metric catalog) ·
 warehouse.duckdb (agent-visible tables only) · graph.json · card.md. Before the rename, every task's gold_sql is
 run on the new warehouse and must reproduce its gold rows: a bundle whose answers don't reproduce is never written.
+`Reproduction` writes the warehouse before the tasks are known and runs each round's gold_sql on it while the next
+round compiles (dbt compiles on one thread; DuckDB runs meanwhile on the other cores).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import math
 import re
 import shutil
 from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 
@@ -37,7 +40,7 @@ def bundle_tables(catalog: Catalog) -> list[tuple[str, str, str]]:
 def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, tasks: list[dict],
                  gold_rows: dict[str, list], graph_json: str, card: str,
                  extra_files: dict[str, str] | None = None, gold_queries: dict[str, SharedQuery] | None = None,
-                 record: dict | None = None, support=None) -> Path:
+                 record: dict | None = None, support=None, staged: Reproduction | None = None) -> Path:
     """Write the bundle to `out`, replacing what was there only once everything is written.
 
     `out` must be absent, empty or a bundle dptool wrote (dptool.outdir): a user's folder is never replaced.
@@ -46,13 +49,17 @@ def write_bundle(out: Path, *, catalog: Catalog, source_db: str | Connection, ta
     `gold_queries` gives a task's gold_sql as the SharedQuery it was written as (VariantWriter.queries): the
     reproduction computes the ephemeral models the gold queries share once each. `record` (how the bundle was
     made) goes to bundle.json with the bundle's fingerprint (dptool.bundle). `support`
-    (dptool.generate.support.Setting) is the minimum support the kb's conventions state.
+    (dptool.generate.support.Setting) is the minimum support the kb's conventions state. With `staged` (a
+    Reproduction), its folder becomes the bundle: its warehouse is written and the gold_sql it ran is not run again.
     """
     out = check_replaceable(out, BUNDLE)
-    tmp = staging_folder(out)
+    tmp = staged.folder if staged is not None else staging_folder(out)
     try:
-        export_tables(source_db, bundle_tables(catalog), tmp / "warehouse.duckdb")
-        reproduce(tmp / "warehouse.duckdb", tasks, gold_rows, gold_queries)
+        if staged is not None:
+            staged.check(tasks, gold_rows, gold_queries)
+        else:
+            export_tables(source_db, bundle_tables(catalog), tmp / "warehouse.duckdb")
+            reproduce(tmp / "warehouse.duckdb", tasks, gold_rows, gold_queries)
         with open(tmp / "tasks.jsonl", "w", encoding="utf-8", newline="\n") as f:
             for task in tasks:
                 f.write(json.dumps(task, ensure_ascii=False) + "\n")
@@ -76,23 +83,128 @@ def reproduce(warehouse_path: Path, tasks: list[dict], gold_rows: dict[str, list
     A gold_sql given in `gold_queries` runs with the CTEs it shares with others computed once (Warehouse.query_shared):
     the same text, each shared CTE's body run as it is written there.
     """
+    with Warehouse(warehouse_path) as wh:
+        for error in _reproduced(wh, tasks, gold_rows, gold_queries).values():
+            if error is not None:
+                raise error
+
+
+def _reproduced(wh: Warehouse, tasks: list[dict], gold_rows: dict[str, list],
+                gold_queries: dict[str, SharedQuery] | None) -> dict[str, DptoolError | None]:
+    """Each SQL task's gold_sql run on `wh`, by task id in the order given: None where it gave its gold rows, else
+    the error that says so (or the query's own)."""
     sql_tasks = [t for t in tasks if t["gold_sql"] is not None]  # a knowledge task's gold is a passage, not rows
 
     def query(task: dict) -> SharedQuery:
         shared = (gold_queries or {}).get(task["task_id"])
         return shared if shared is not None and shared.sql == task["gold_sql"] else SharedQuery.plain(task["gold_sql"])
 
-    with Warehouse(warehouse_path) as wh, closing(wh.query_shared(query(t) for t in sql_tasks)) as results:
+    out: dict[str, DptoolError | None] = {}
+    with closing(wh.query_shared(query(t) for t in sql_tasks)) as results:
         for task, result in zip(sql_tasks, results, strict=True):
             if isinstance(result, Exception):
-                raise result
+                out[task["task_id"]] = result
+                continue
             _, rows = result
             expected = gold_rows[task["task_id"]]
-            if not _same_rows(rows, expected):
-                raise DptoolError(
-                    f"{task['dbt_node']}: gold_sql on the bundle's warehouse gives {rows[:3]!r}, "
-                    f"the gold model gave {expected[:3]!r}"
-                )
+            out[task["task_id"]] = None if _same_rows(rows, expected) else DptoolError(
+                f"{task['dbt_node']}: gold_sql on the bundle's warehouse gives {rows[:3]!r}, "
+                f"the gold model gave {expected[:3]!r}")
+    return out
+
+
+class Reproduction:
+    """The bundle's staging folder with its warehouse written first, and the gold_sql of each round run on it on a
+    thread of its own, while the caller goes on (the next round's dbt compile): `check` waits for them. A DuckDB
+    target's tables are copied on that thread too (beside the first round's compile); another target's, at once.
+
+    What `check` finds does not depend on when each query ran: it reads the outcome of each task the bundle keeps,
+    in the bundle's order, and runs there any gold_sql not given before (or given with other SQL or rows). Closed
+    early (an error, Ctrl-C), the queries running stop and the folder is removed.
+    """
+
+    def __init__(self, out: Path, catalog: Catalog, source_db: str | Connection):
+        self.folder = staging_folder(check_replaceable(out, BUNDLE))
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dptool-reproduce")
+        self._given: dict[str, tuple[str, list, Future]] = {}  # task id -> gold_sql, gold rows, its outcome
+        self._wh: Warehouse | None = None
+
+        def write() -> None:
+            export_tables(source_db, bundle_tables(catalog), self.folder / "warehouse.duckdb")
+            self._wh = Warehouse(self.folder / "warehouse.duckdb")
+
+        # a dbt adapter is not for two threads at once: the caller's dbt runs while this thread works
+        duckdb_file = not isinstance(source_db, Connection) or (
+            source_db.adapter_type == "duckdb" and source_db.path not in (None, "", ":memory:"))
+        try:
+            if duckdb_file:
+                self._written = self._pool.submit(write)
+            else:
+                write()
+                self._written = Future()
+                self._written.set_result(None)
+        except BaseException:
+            self.close()
+            raise
+
+    def submit(self, tasks: list[dict], gold_rows: dict[str, list],
+               gold_queries: dict[str, SharedQuery] | None = None) -> None:
+        """Run these tasks' gold_sql on the bundle's warehouse on the reproduction's thread; return at once."""
+        if self._written.done():
+            self._written.result()  # the warehouse could not be written: said now, not after every round
+        sql_tasks = [t for t in tasks if t["gold_sql"] is not None]
+        futures = {t["task_id"]: Future() for t in sql_tasks}
+        for t in sql_tasks:
+            self._given[t["task_id"]] = (t["gold_sql"], gold_rows[t["task_id"]], futures[t["task_id"]])
+
+        def run() -> None:
+            try:
+                self._written.result()
+                found = _reproduced(self._wh, sql_tasks, gold_rows, gold_queries)
+            except BaseException as exc:  # noqa: BLE001 - each task's future says it
+                found = dict.fromkeys(futures, exc)
+            for task_id, future in futures.items():
+                future.set_result(found[task_id])
+
+        self._pool.submit(run)
+
+    def check(self, tasks: list[dict], gold_rows: dict[str, list],
+              gold_queries: dict[str, SharedQuery] | None = None) -> None:
+        """Raise the error of the first task (in the order given) whose gold_sql does not give its gold rows; the
+        warehouse is closed after."""
+        sql_tasks = [t for t in tasks if t["gold_sql"] is not None]
+        late = [t for t in sql_tasks if self._given.get(t["task_id"], (None, None, None))[:2]
+                != (t["gold_sql"], gold_rows[t["task_id"]])]
+        if late:
+            self.submit(late, gold_rows, gold_queries)
+        self._written.result()
+        found = {t["task_id"]: self._given[t["task_id"]][2].result() for t in sql_tasks}
+        self._shut()
+        for task in sql_tasks:
+            error = found[task["task_id"]]
+            if isinstance(error, BaseException):
+                raise error
+
+    def _shut(self) -> None:
+        """Stop the queries still running, wait for the thread, close the warehouse."""
+        self._pool.shutdown(wait=False, cancel_futures=True)  # first: no round starts after the interrupt
+        if self._wh is not None:
+            self._wh.interrupt()
+        self._pool.shutdown(wait=True)
+        if self._wh is not None:
+            self._wh.close()
+            self._wh = None
+
+    def close(self) -> None:
+        """Stop, and remove the staging folder (unless the bundle was published from it)."""
+        self._shut()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __enter__(self) -> Reproduction:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _same_rows(a: list[tuple], b: list[tuple]) -> bool:

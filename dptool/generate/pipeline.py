@@ -10,7 +10,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -23,12 +23,12 @@ from dptool.errors import DptoolError
 from dptool.generate.aliases import note as alias_note
 from dptool.generate.aliases import one_to_one
 from dptool.generate.enrich import NotScorable, answer
-from dptool.generate.export import card, describe, describe_task, write_bundle
+from dptool.generate.export import Reproduction, card, describe, describe_task, write_bundle
 from dptool.generate.graph import build_graph, graph_stats, graph_to_json
 from dptool.generate.ids import Ids, knowledge_key
 from dptool.generate.instantiate import constant_notes, instantiate, plausible_types
 from dptool.generate.knowledge import knowledge_gaps, knowledge_tasks
-from dptool.generate.materialize import GOLD_DIR, Built, materialize, write_models
+from dptool.generate.materialize import GOLD_DIR, NO_EFFECT, Built, materialize, write_models
 from dptool.generate.minimum import read_setting
 from dptool.generate.parity import check_parity
 from dptool.generate.phrase import phrase
@@ -70,6 +70,9 @@ class GenerateResult:
     rows: dict[str, tuple[list[str], list[tuple]]] = field(default_factory=dict)  # task id -> columns, rows read
     warnings: list[str] = field(default_factory=list)  # metrics and rules none of whose candidates ran (SQL errors)
     gold_models: int = 0  # candidates dbt compiled, over every round (the benchmark's cost per gold model)
+    # what each step ran and kept over every round: skeletons probed, gold models compiled, gold and support
+    # queries run, tasks with SQL kept, rounds (the benchmark's candidates run vs kept)
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 class NoTask(DptoolError):
@@ -215,10 +218,11 @@ def generate(project_dir: str | Path, out: str | Path, *, seed: int = 42, target
                  "rules_dir": str(rules_dir) if rules_dir is not None else None,
                  "llm": llm.name if llm is not None else None, "dbt_target": dbt_target}
     # one run at a time in a project; a run that does not complete leaves the project's folders as they were
-    with project_lock(project.project_dir, "dptool generate", echo), last_good(project, GENERATED, echo):
+    with project_lock(project.project_dir, "dptool generate", echo), last_good(project, GENERATED, echo), \
+            ExitStack() as stack:
         return _generate(project, out, seed=seed, target_tasks=target_tasks, min_per_type=min_per_type,
                          refresh=refresh, echo=echo, progress=progress, rules_dir=rules_dir, llm=llm,
-                         made_with=made_with)
+                         made_with=made_with, stack=stack)
 
 
 def _applied(task: dict) -> list[str]:
@@ -229,7 +233,7 @@ def _applied(task: dict) -> list[str]:
 
 
 def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_type, refresh, echo, progress, rules_dir,
-              llm, made_with) -> GenerateResult:
+              llm, made_with, stack: ExitStack) -> GenerateResult:
     stage = Stages(echo)
     old_tasks = read_tasks(refresh) if refresh else None
     if llm is not None:
@@ -282,6 +286,10 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             [s for s in pool if catalog.metrics[s.metric].domain == d], catalog.subset(d), cardinality, share,
             planned)]
     probes: dict = {}
+    # the ephemeral models the probes and every round's gold and support queries inline: computed once, until the
+    # last round is done
+    rounds = stack.enter_context(ExitStack())
+    rounds.enter_context(Warehouse.keeping(connection))
 
     def probe_more(more: list) -> None:
         fresh = [s for s in more if s.rules and s.id not in probes]
@@ -299,8 +307,18 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         refused: list = []  # (reason, candidate) of each whose slice value no question can say
         candidates = instantiate(skeletons, catalog, profiles, seed, dialect, probes=probes, ids=ids, support=True,
                                  min_rows=minimum.rows, refused=refused)
+    with stage("warehouse", "the agent-visible tables copied into the bundle's warehouse"):
+        # written now: each round's gold_sql is reproduced on it while the next round compiles
+        staged = stack.enter_context(Reproduction(out, catalog, connection))
+    counts = Counter()
+
+    def run_round(more: list) -> Round:
+        made = _round(project, more, catalog, connection, dialect, progress, reviewer, minimum, counts)
+        staged.submit(made.tasks, made.gold_rows, made.gold_queries)
+        return made
+
     with stage("materialize", f"dbt compile of {len(candidates)} gold models, their SQL run on the target"):
-        done = _round(project, candidates, catalog, connection, dialect, progress, reviewer, minimum)
+        done = run_round(candidates)
         tried = list(candidates)
     with stage("augment", f"raising every analysis type to {min_per_type} per domain"):
         used = {(c.skeleton.id, c.analysis_type) for c in candidates}
@@ -314,7 +332,7 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
                 break
             used |= {(c.skeleton.id, c.analysis_type) for c in extra}
             tried += extra
-            done.add(_round(project, extra, catalog, connection, dialect, progress, reviewer, minimum))
+            done.add(run_round(extra))
         unaskable: dict[str, str] = {}
         if old_tasks is not None:
             # every question of the old bundle that this run did not ask, and the project still can, is asked
@@ -323,9 +341,10 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
             again = [c for c in again if c.metric not in unasked]
             if again:
                 tried += again
-                done.add(_round(project, again, catalog, connection, dialect, progress, reviewer, minimum))
+                done.add(run_round(again))
         _drop_duplicates(done)
         done.drops += [(why, describe(c)) for why, c in refused]
+    rounds.close()
     warnings = failing_sources(tried, done.sql_errors)  # the CLI prints them with its summary, --quiet or not
     warnings = [f"warning: {w}" for w in getattr(catalog.semantic, "warnings", [])] + unwritten + \
         list(unasked.values()) + conditions + warnings
@@ -395,12 +414,14 @@ def _generate(project: DbtProject, out: Path, *, seed, target_tasks, min_per_typ
         bundle = write_bundle(Path(out), catalog=catalog, source_db=connection, tasks=tasks,
                               gold_rows=done.gold_rows, gold_queries=done.gold_queries,
                               graph_json=graph_to_json(graph), card=text, extra_files=extra, record=record,
-                              support=support)
+                              support=support, staged=staged)
+    counts.update(probed=len(probes), kept=sum(1 for t in tasks if t["gold_sql"]))
+    order = ("probed", "gold_compiled", "gold_run", "support_run", "validated", "kept", "rounds")
     return GenerateResult(bundle, tasks, stage.timings, done.dropped, done.rejected,
                           reviewer.review if reviewer else None, dict(llm.usage) if llm else {},
                           dbt_seconds=round(project.dbt_seconds, 3),
                           dbt_cpu_seconds=round(project.dbt_cpu_seconds, 3), cpu_timings=stage.cpu, rows=done.rows,
-                          warnings=warnings, gold_models=len(tried))
+                          warnings=warnings, gold_models=len(tried), counts={k: counts[k] for k in order})
 
 
 def unwritten_rules(catalog: Catalog, manifest: dict) -> list[str]:
@@ -429,11 +450,16 @@ def _unchanged_scaffold(macro_sql: str) -> bool:
     return re.fullmatch(r"\s*\{\{-?\s*return\(\s*q\s*\)\s*-?\}\}\s*", body) is not None
 
 
-def _round(project, candidates, catalog, connection, dialect, progress, reviewer=None, minimum=None) -> Round:
+def _round(project, candidates, catalog, connection, dialect, progress, reviewer=None, minimum=None,
+           counts: Counter | None = None) -> Round:
     """Compile candidates with dbt and run their SQL, answer, phrase and validate them.
 
-    With a reviewer (`dptool.generate.judge.Reviewer`), the LLM phrases, stage 1 and the judge validate.
+    With a reviewer (`dptool.generate.judge.Reviewer`), the LLM phrases, stage 1 and the judge validate. `counts`
+    adds up the gold models compiled, gold and support queries run and rounds.
     """
+    counts = counts if counts is not None else Counter()
+    counts["rounds"] += 1
+    counts["gold_compiled"] += len(candidates)
     out = Round()
     tasks, built, builds = [], {}, []
     mapping = {relation_key(t.relation_name, dialect): (t.domain, t.name) for t in catalog.tables.values()}
@@ -447,6 +473,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
             closing(materialize(project, candidates, catalog, connection, on_done=bar.update,
                                 also=support_compiled)) as outcomes:
         for c, outcome in outcomes:
+            counts["gold_run"] += isinstance(outcome, Built) or outcome == NO_EFFECT  # its rows read
             if isinstance(outcome, str):
                 if outcome.startswith(MODEL_ERROR):
                     outcome = sql_error(c, outcome.removeprefix(MODEL_ERROR))
@@ -467,6 +494,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     # the rows and entities each answer rests on, and the groups its rules remove (validate's thin_support,
     # removed_group_asked; phrase says when a listing leaves groups out)
     support = supports(project, builds, catalog, connection, compiled=support_compiled, minimum=minimum)
+    counts["support_run"] += len(builds)
     for task in list(tasks):
         found = support.get(task["task_id"], "support query: not run")
         if isinstance(found, dict):
@@ -480,6 +508,7 @@ def _round(project, candidates, catalog, connection, dialect, progress, reviewer
     for task in tasks:
         task["question"] = phrase(built[task["task_id"]], task, catalog)
     out.tasks, out.rejected = reviewer(tasks) if reviewer else validate(tasks, catalog)
+    counts["validated"] += len(out.tasks)
     kept_ids = {t["task_id"] for t in out.tasks}
     out.candidates = [built[i] for i in sorted(kept_ids)]
     rejected_ids = built.keys() - kept_ids

@@ -41,12 +41,13 @@ class Warehouse:
     """A DuckDB database file, opened read-only unless asked otherwise (`Warehouse.of` picks the kind).
 
     Read-only, the file is attached to an in-memory database (its tables keep their names): that is where
-    `query_shared` keeps the CTEs several queries read.
+    `query_shared` keeps the CTEs several queries read. With `keep_shared`, it keeps them until the warehouse is
+    closed, for later calls to read too, up to KEPT_BYTES of them.
     """
 
     dialect = "duckdb"
 
-    def __init__(self, path: str | Path, read_only: bool = True):
+    def __init__(self, path: str | Path, read_only: bool = True, keep_shared: bool = False):
         self.path = Path(path)
         if read_only and not self.path.is_file():
             raise DptoolError(f"{self.path}: database file not found; run `dbt build` first")
@@ -66,6 +67,8 @@ class Warehouse:
             raise DptoolError(f"{self.path}: cannot open ({' '.join(str(exc).split())})") from None
         self._halts: set = set()  # how to stop the queries of each query_each still running
         self._numbers = itertools.count(1)  # of the tables of shared CTEs (next() is atomic: threads share it)
+        self._kept: dict[tuple, str] | None = {} if keep_shared else None  # CTE key -> the table kept of it
+        self._held = False  # while `keeping` hands it out: its users' close() leaves it open
 
     def _attach(self) -> None:
         self.con.execute(f"attach {exp.Literal.string(str(self.path)).sql('duckdb')} (read_only)")
@@ -79,9 +82,10 @@ class Warehouse:
 
     @classmethod
     def of(cls, connection: Connection) -> Warehouse:
-        """The warehouse behind a dbt target: its DuckDB file, or any other target through its dbt adapter."""
+        """The warehouse behind a dbt target: its DuckDB file, or any other target through its dbt adapter
+        (inside `keeping`, the one it holds)."""
         if connection.adapter_type == "duckdb" and connection.path and connection.path != ":memory:":
-            return cls(connection.path)
+            return _HELD.get(str(Path(connection.path).resolve())) or cls(connection.path)
         from dptool.project.adapter_warehouse import AdapterWarehouse
 
         return AdapterWarehouse.of(connection)  # the same query() and dialect, through dbt
@@ -181,10 +185,40 @@ class Warehouse:
     def _new_table(self) -> str:
         return f"memory.main.dptool_shared_{next(self._numbers)}"
 
-    def close(self) -> None:
-        for halt in list(self._halts):  # a query_each whose caller stopped without closing it: its queries stop
+    def interrupt(self) -> None:
+        """Stop the queries of every query_each still running, from any thread (their callers get errors); the
+        connection stays open."""
+        for halt in list(self._halts):
             halt()
-        self.con.close()
+
+    def close(self) -> None:
+        self.interrupt()  # a query_each whose caller stopped without closing it: its queries stop
+        if not self._held:  # one `keeping` holds stays open for the next caller
+            self.con.close()
+
+    @classmethod
+    @contextlib.contextmanager
+    def keeping(cls, connection: Connection) -> Iterator[None]:
+        """Within the block, `Warehouse.of(connection)` hands out one open warehouse (a DuckDB target's) whose
+        `query_shared` keeps the table of each CTE it computes, for every later call to read: the ephemeral models
+        the probes, the gold and the support queries of every round inline are computed once in the block, not
+        once per call. The tables go when the block ends."""
+        if not (connection.adapter_type == "duckdb" and connection.path and connection.path != ":memory:"):
+            yield  # another target computes its CTEs itself
+            return
+        key = str(Path(connection.path).resolve())
+        if key in _HELD:
+            yield
+            return
+        held = cls(connection.path, keep_shared=True)
+        held._held = True
+        _HELD[key] = held
+        try:
+            yield
+        finally:
+            del _HELD[key]
+            held._held = False
+            held.close()
 
     def __enter__(self) -> Warehouse:
         return self
@@ -200,10 +234,15 @@ class _SharedCtes:
         self.warehouse = warehouse
         self.keys = [_keys(q.ctes) for q in queries]
         self.readers = Counter(k for keys in self.keys for k in set(keys))
+        self.kept = warehouse._kept  # the tables earlier calls kept, and where this one keeps its own (or None)
         # decided once: a count that falls as queries finish would leave the last reader computing the CTE again
-        self.shared = {k for k, n in self.readers.items() if n > 1}  # a CTE read by one query stays in it
+        # a CTE read by one query stays in it, unless a table of it is kept (made by an earlier call, or for a later)
+        self.shared = {k for k, n in self.readers.items() if n > 1 or self.kept is not None}
         self.lock = threading.Lock()
         self.tables: dict[tuple, Future] = {}
+        for k in self.shared & (self.kept or {}).keys():
+            self.tables[k] = Future()
+            self.tables[k].set_result(self.kept[k])
 
     def run(self, cursor, item: tuple[int, SharedQuery], stopped: threading.Event):
         i, query = item
@@ -236,6 +275,9 @@ class _SharedCtes:
         except duckdb.Error:
             table = None  # the query meets the same error, and reports it, with the CTE in place
         finally:
+            if table is not None and self.kept is not None and _room(cursor):
+                with self.lock:
+                    self.kept[key] = table
             future.set_result(table)  # those waiting for it go on, whatever happened
         return table
 
@@ -245,9 +287,25 @@ class _SharedCtes:
                 self.readers[key] -= 1
                 last = self.readers[key] == 0
                 future = self.tables.pop(key, None) if last else None
-            if future is not None and future.result():
+            if future is not None and future.result() and (self.kept is None or key not in self.kept):
                 with contextlib.suppress(duckdb.Error):  # interrupted: the in-memory database goes with the connection
                     cursor.execute(f"drop table if exists {future.result()}")
+
+
+_HELD: dict[str, Warehouse] = {}  # resolved path -> the warehouse `Warehouse.keeping` holds open
+# the in-memory tables a warehouse keeps across calls, at most: past it, a call's tables go when it is done (memory
+# stays bounded on data of any size; what is kept only saves time)
+KEPT_BYTES = 1 << 30
+
+
+def _room(cursor) -> bool:
+    """Is there room under KEPT_BYTES for one more kept table (the in-memory tables now, this call's included)?"""
+    try:
+        (used,) = cursor.execute("select coalesce(sum(memory_usage_bytes), 0) from duckdb_memory() "
+                                 "where tag = 'IN_MEMORY_TABLE'").fetchone()
+    except duckdb.Error:  # interrupted: the table goes with its call
+        return False
+    return used <= KEPT_BYTES
 
 
 def _keys(ctes: tuple[tuple[str, str], ...]) -> list[tuple]:
