@@ -45,6 +45,18 @@ def chromium() -> str:
     raise Unavailable("no `chromium` on PATH (Debian: apt-get install chromium)")
 
 
+def chromium_or_skip() -> str:
+    """`chromium()` for a test: skipped where there is none, failed instead under DPTOOL_REQUIRE_CHROMIUM=1 (CI)."""
+    import pytest
+
+    try:
+        return chromium()
+    except Unavailable as exc:
+        if os.environ.get("DPTOOL_REQUIRE_CHROMIUM") == "1":
+            pytest.fail(f"DPTOOL_REQUIRE_CHROMIUM=1 and {exc}")
+        pytest.skip(str(exc))
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - http.server's signature
         pass

@@ -10,7 +10,6 @@ module skips, unless DPTOOL_REQUIRE_CHROMIUM=1 (.ci/run), where it fails.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -23,12 +22,7 @@ from tests.docs_pages import DATA_PRODUCT_MODEL, DERIVED_COLUMN, PROJECT
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    try:
-        return browser.chromium()
-    except browser.Unavailable as exc:
-        if os.environ.get("DPTOOL_REQUIRE_CHROMIUM") == "1":
-            pytest.fail(f"DPTOOL_REQUIRE_CHROMIUM=1 and {exc}")
-        pytest.skip(str(exc))
+    return browser.chromium_or_skip()
 
 
 def _jsonl(path: Path) -> list[dict]:

@@ -6,7 +6,6 @@ compare.html read in headless Chromium."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -155,12 +154,7 @@ def test_a_flaky_task_is_no_flip_and_runs_of_k_attempts_rank_by_pass_at_1(tmp_pa
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    try:
-        return browser.chromium()
-    except browser.Unavailable as exc:
-        if os.environ.get("DPTOOL_REQUIRE_CHROMIUM") == "1":
-            pytest.fail(f"DPTOOL_REQUIRE_CHROMIUM=1 and {exc}")
-        pytest.skip(str(exc))
+    return browser.chromium_or_skip()
 
 
 def test_compare_html_shows_the_ranking_and_every_flipped_task_and_nothing_runs_past_its_panel(chromium, runs):

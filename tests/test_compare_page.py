@@ -10,7 +10,6 @@ Chromium the module skips, unless DPTOOL_REQUIRE_CHROMIUM=1, where it fails.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -22,12 +21,7 @@ from tests.small_bundle import write_bundle
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    try:
-        return browser.chromium()
-    except browser.Unavailable as exc:
-        if os.environ.get("DPTOOL_REQUIRE_CHROMIUM") == "1":
-            pytest.fail(f"DPTOOL_REQUIRE_CHROMIUM=1 and {exc}")
-        pytest.skip(str(exc))
+    return browser.chromium_or_skip()
 
 
 def compare(out: Path, bundle: Path, *runs: Path) -> dict:

@@ -19,23 +19,25 @@ DISTINCT = re.compile(r"^\s*distinct\s+", re.I)
 COLUMN = re.compile(r"^\s*\"?([A-Za-z_][A-Za-z0-9_]*)\"?\s*$")
 
 
-def _close(text: str, start: int) -> int:
-    """The index of the parenthesis closing the one opened just before `start` (quotes skipped)."""
-    depth, i, quote = 1, start, None
-    while i < len(text):
+def _outside_quotes(text: str, start: int = 0):
+    """(index, character, depth) of each character of `text` from `start` that is not inside quotes, the depth of
+    parentheses counted from `start` (a closing parenthesis has the depth it closes to)."""
+    depth, quote = 0, None
+    for i in range(start, len(text)):
         ch = text[i]
         if quote:
             quote = None if ch == quote else quote
-        elif ch in "'\"":
+            continue
+        if ch in "'\"":
             quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return len(text)
+            continue
+        depth += (ch == "(") - (ch == ")")
+        yield i, ch, depth
+
+
+def _close(text: str, start: int) -> int:
+    """The index of the parenthesis closing the one opened just before `start` (quotes skipped)."""
+    return next((i for i, ch, depth in _outside_quotes(text, start) if ch == ")" and depth == -1), len(text))
 
 
 def calls(value: str) -> list[tuple[str, str, int]]:
@@ -50,19 +52,7 @@ def calls(value: str) -> list[tuple[str, str, int]]:
 
 def _division(value: str) -> int | None:
     """The position of the first `/` outside parentheses and quotes (a ratio's), None without one."""
-    depth, quote = 0, None
-    for i, ch in enumerate(value):
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "/" and depth == 0:
-            return i
-    return None
+    return next((i for i, ch, depth in _outside_quotes(value) if ch == "/" and depth == 0), None)
 
 
 def _read(function: str, argument: str) -> str | None:
