@@ -7,15 +7,8 @@ from __future__ import annotations
 import pytest
 
 from dptool.answers import compare
+from tests.test_score_knowledge import DELIVERY, RIGHT
 
-DELIVERY = {"task_id": "k", "question": "What changes in how we calculate Average Delivery Time?",
-            "answer_format": {"type": "knowledge"}, "tolerance": {"rel_tol": 0.0, "abs_tol": 0.0},
-            "gold": {"passage": "Effective 1 January 2017, any delivered order whose delivery took more than 60 "
-                                "calendar days from purchase to receipt is a data anomaly and is excluded from the "
-                                "average. The 60-day cutoff applies to every region.",
-                     "facts": ["2017-01-01", "60"]}}
-RIGHT = ("Effective 1 January 2017, delivered orders whose delivery took more than 60 calendar days are excluded "
-         "from the average as a data anomaly.")
 TWO_SIDES = {"task_id": "k2", "question": "How is a cancellation counted?", "answer_format": {"type": "knowledge"},
              "tolerance": {"rel_tol": 0.0, "abs_tol": 0.0},
              "gold": {"passage": "Orders purchased on or after 1 January 2018 count as a cancellation if their status "

@@ -102,18 +102,21 @@ def test_the_setting_states_what_is_counted(tmp_path):
         read_setting(tmp_path)
 
 
+# a top 1 by region among groups of at least 30 rows, and the columns of its support query
+RANKING = Candidate(Skeleton(metric="m", dimension="t.region", dimension_kind="spatial", rules=("r",), tables=("t",)),
+                    "ranking", [], ["region"], "ranking", 1, 30)
+SUPPORT_COLUMNS = ["region", "support_input", "support_entity", "support_min_rows", "support_min_entities",
+                   "support_min_events", "support_rows", "support_all_rows", "support_entities", "support_events",
+                   "value"]
+
+
 def test_a_ranking_lists_groups_by_every_row_and_rests_on_the_rows_read():
     """A ranking's "at least 30 orders" counts every row (its gold's `having count(*)`): a group of 40 orders, 20
     of them read by the value, that a rule removes was asked for (removed), and a listed one of 20 read is thin."""
-    skeleton = Skeleton(metric="m", dimension="t.region", dimension_kind="spatial", rules=("r",), tables=("t",))
-    ranking = Candidate(skeleton, "ranking", [], ["region"], "ranking", 1, 30)
-    columns = ["region", "support_input", "support_entity", "support_min_rows", "support_min_entities",
-               "support_min_events", "support_rows", "support_all_rows", "support_entities", "support_events",
-               "value"]
     rows = [("north", "m", "order_id", 30, 10, 10, 20, 40, 20, None, 1),
             ("south", "m", "order_id", 30, 10, 10, 20, 40, 20, None, 0)]
     gold = [("gold", "north", 1.0), ("base", "north", 1.0), ("base", "south", 2.0)]
-    found = record(ranking, ["variant", "region", "value"], gold, columns, rows)
+    found = record(RANKING, ["variant", "region", "value"], gold, SUPPORT_COLUMNS, rows)
     assert found["removed"] == ["south"]
     assert found["groups"] == [{"group": "north", "rows": 20, "entities": 20}] and thin(found) == ["north"]
 
@@ -121,18 +124,13 @@ def test_a_ranking_lists_groups_by_every_row_and_rests_on_the_rows_read():
 def test_a_ranking_rests_on_every_group_it_chose_among():
     """A top 1 among groups of at least 30 orders: east (40 orders, 5 read) is not shown but could have been, so
     the ranking is thin; west (10 orders) was never in the running, south is removed by a rule."""
-    skeleton = Skeleton(metric="m", dimension="t.region", dimension_kind="spatial", rules=("r",), tables=("t",))
-    ranking = Candidate(skeleton, "ranking", [], ["region"], "ranking", 1, 30)
-    columns = ["region", "support_input", "support_entity", "support_min_rows", "support_min_entities",
-               "support_min_events", "support_rows", "support_all_rows", "support_entities", "support_events",
-               "value"]
     rows = [("north", "m", "order_id", 30, 10, 10, 60, 60, 50, None, 1),
             ("east", "m", "order_id", 30, 10, 10, 5, 40, 5, None, 1),
             ("west", "m", "order_id", 30, 10, 10, 2, 10, 2, None, 1),
             ("south", "m", "order_id", 30, 10, 10, 3, 40, 3, None, 0)]
     gold = [("gold", "north", 3.0), ("base", "south", 4.0)]
-    found = record(ranking, ["variant", "region", "value"], gold, columns, rows)
+    found = record(RANKING, ["variant", "region", "value"], gold, SUPPORT_COLUMNS, rows)
     assert found["groups"] == [{"group": "north", "rows": 60, "entities": 50}]
     assert found["thin_unshown"] == ["east"] and thin(found) == ["east"]
     healthy = [r if r[0] != "east" else ("east", "m", "order_id", 30, 10, 10, 35, 40, 30, None, 1) for r in rows]
-    assert thin(record(ranking, ["variant", "region", "value"], gold, columns, healthy)) == []
+    assert thin(record(RANKING, ["variant", "region", "value"], gold, SUPPORT_COLUMNS, healthy)) == []
