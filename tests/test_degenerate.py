@@ -47,6 +47,9 @@ def test_a_rate_whose_other_groups_have_no_event_is_degenerate():
     assert degenerate({**task, "analysis_type": "point_query"}) is None
     support["groups"][1]["events"] = 12
     assert degenerate(task) is None
+    # a breakdown whose metric's rows hold one group in all (Late Delivery Rate by order status: delivered only)
+    one = {**support, "groups": [{"group": "delivered", "rows": 9700, "entities": 9700, "events": 779}]}
+    assert degenerate({"analysis_type": "decomposition", "support": one}) == "'delivered' is its only group"
 
 
 # (format, gold, base that one answer fits with the gold, base that none does)

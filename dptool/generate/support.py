@@ -244,13 +244,16 @@ GROUPED = ("decomposition", "ranking", "comparison", "significance_testing")
 def degenerate(task: dict) -> str | None:
     """Why a task of groups is degenerate (None when it is not): at most one of its groups has rows the value
     reads (or, for a rate, events), so by the metric's definition only that one can have a value (order defect
-    rate by order status: only delivered orders have a delivery date)."""
+    rate by order status: only delivered orders have a delivery date). A listing of one group in all (a metric
+    whose rows all hold one order status) is degenerate too: there is nothing to break down."""
     support = task.get("support")
     if task.get("analysis_type") not in GROUPED or not isinstance(support, dict):
         return None
     groups = support.get("groups") or []
     live = [g["group"] for g in groups if g["rows"] > 0 and g.get("events", 1) > 0]
-    if len(groups) >= 2 and len(live) <= 1:
+    if len(groups) == 1 and live:
+        return f"{live[0]!r} is its only group"
+    if len(live) <= 1:
         return (f"only {live[0]!r} of its {len(groups)} groups has rows the value reads" if live
                 else f"none of its {len(groups)} groups has rows the value reads")
     return None
