@@ -124,10 +124,15 @@ class Reproduction:
     """
 
     def __init__(self, out: Path, catalog: Catalog, source_db: str | Connection):
-        self.folder = staging_folder(check_replaceable(out, BUNDLE))
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dptool-reproduce")
-        self._given: dict[str, tuple[str, list, Future]] = {}  # task id -> gold_sql, gold rows, its outcome
+        self._pool: ThreadPoolExecutor | None = None
         self._wh: Warehouse | None = None
+        self.folder = staging_folder(check_replaceable(out, BUNDLE))
+        try:  # a Ctrl-C from the folder's making on: close() removes it
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dptool-reproduce")
+        except BaseException:
+            self.close()
+            raise
+        self._given: dict[str, tuple[str, list, Future]] = {}  # task id -> gold_sql, gold rows, its outcome
 
         def write() -> None:
             export_tables(source_db, bundle_tables(catalog), self.folder / "warehouse.duckdb")
@@ -187,10 +192,12 @@ class Reproduction:
 
     def _shut(self) -> None:
         """Stop the queries still running, wait for the thread, close the warehouse."""
-        self._pool.shutdown(wait=False, cancel_futures=True)  # first: no round starts after the interrupt
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)  # first: no round starts after the interrupt
         if self._wh is not None:
             self._wh.interrupt()
-        self._pool.shutdown(wait=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
         if self._wh is not None:
             self._wh.close()
             self._wh = None
