@@ -136,7 +136,7 @@ class Reproduction:
 
         def write() -> None:
             export_tables(source_db, bundle_tables(catalog), self.folder / "warehouse.duckdb")
-            self._wh = Warehouse(self.folder / "warehouse.duckdb")
+            self._wh = Warehouse(self.folder / "warehouse.duckdb", keep_shared=True)  # over every round
 
         # a dbt adapter is not for two threads at once: the caller's dbt runs while this thread works
         duckdb_file = not isinstance(source_db, Connection) or (

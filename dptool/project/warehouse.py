@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import re
@@ -236,8 +237,10 @@ class _SharedCtes:
         self.readers = Counter(k for keys in self.keys for k in set(keys))
         self.kept = warehouse._kept  # the tables earlier calls kept, and where this one keeps its own (or None)
         # decided once: a count that falls as queries finish would leave the last reader computing the CTE again
-        # a CTE read by one query stays in it, unless a table of it is kept (made by an earlier call, or for a later)
-        self.shared = {k for k, n in self.readers.items() if n > 1 or self.kept is not None}
+        # a CTE read by one query stays in it, unless a table of it is kept (made by an earlier call, or for a later);
+        # one that only picks and filters the rows of what it reads stays too: a table of it costs more than a scan
+        self.shared = {k for k, n in self.readers.items()
+                       if (n > 1 or self.kept is not None) and worth_a_table(k[1])}
         self.lock = threading.Lock()
         self.tables: dict[tuple, Future] = {}
         for k in self.shared & (self.kept or {}).keys():
@@ -306,6 +309,19 @@ def _room(cursor) -> bool:
     except duckdb.Error:  # interrupted: the table goes with its call
         return False
     return used <= KEPT_BYTES
+
+
+@functools.lru_cache(maxsize=4096)
+def worth_a_table(body: str) -> bool:
+    """Does a CTE body do work a table of it saves: a join, an aggregate, a window, DISTINCT, a set operation or a
+    sort? A body that only picks, computes and filters the columns of one relation row by row is as cheap to scan
+    again as its table, and its table would be a copy of every row (8.8M transactions: a GiB of memory)."""
+    try:
+        tree = sqlglot.parse_one(body, dialect="duckdb")
+    except sqlglot.errors.SqlglotError:
+        return True  # unread: computed once, as before
+    return tree is None or any(tree.find_all(exp.Join, exp.Group, exp.AggFunc, exp.Window, exp.Distinct,
+                                             exp.SetOperation, exp.Order, exp.Subquery, exp.Lateral, exp.Unnest))
 
 
 def _keys(ctes: tuple[tuple[str, str], ...]) -> list[tuple]:
