@@ -202,3 +202,24 @@ def test_round_four_a_bulleted_answer_keeps_its_facts_positive():
     for bare in ("Answer: 60; 2017-01-01", "The key facts are 60 and 1 January 2017.", "| 60 | 2017-01-01 |",
                  ["60", "2017-01-01"], "60 (days), 2017-01-01 (date)"):
         assert kind(DELIVERY, bare) == "missing key fact", bare
+
+
+@pytest.mark.parametrize("answer", [
+    RIGHT + " Or maybe it is otherwise; not sure.",
+    RIGHT + " But I could be wrong.",
+    RIGHT + " I'm not entirely certain of this.",
+    RIGHT + " Or perhaps the other way round.",
+    RIGHT + " Though honestly I don't know.",
+    {"answer": RIGHT, "confidence": "unsure"},
+], ids=["or-otherwise-not-sure", "could-be-wrong", "not-certain", "other-way-round", "dont-know", "json-unsure"])
+def test_every_fact_then_taken_back_is_a_hedge(answer):
+    verdict = compare(DELIVERY, answer)
+    assert (verdict.correct, verdict.kind) == (False, "hedged answer"), (answer, verdict)
+    assert "takes back what the answer states" in verdict.reason
+
+
+def test_words_of_doubt_the_passage_uses_are_the_rules_own():
+    t = {**DELIVERY, "gold": {**DELIVERY["gold"], "passage": DELIVERY["gold"]["passage"] +
+                              " Where the receipt date is uncertain, the order is excluded too."}}
+    assert kind(t, RIGHT + " Where the receipt date is uncertain, the order is excluded too.") == "correct"
+    assert kind(DELIVERY, RIGHT + " Otherwise the order stays in the average.") == "correct"  # not "or otherwise"

@@ -17,7 +17,8 @@ In order, an answer is wrong when it is
   where the passage excludes them, "does not apply" where it applies, "after" where it says "before", "before
   1 January 2017" where it says "effective 1 January 2017"), or a word fact is negated ("freight is not
   excluded" for the fact "freight is excluded"); hedged, too, when it offers the other side of a key date
-  ("… or maybe before 1 January 2017").
+  ("… or maybe before 1 January 2017"), or takes back what it states ("Or maybe it is otherwise; not sure.",
+  "I could be wrong") in words the passage does not use.
 """
 
 from __future__ import annotations
@@ -74,6 +75,13 @@ _APPROXIMATE_AFTER = re.compile(r"[^\d.;\n]{0,20}?\b(?:or so|ish|or thereabouts|
                                 r"perhaps|possibly|probably)\s+(?:even\s+)?(?:more|less|fewer|longer|shorter|later|earlier|"
                                 r"higher|lower))\b|\+(?=[\s,;)]|$)|\s*\(?(?:±|\+/-)|[^\d.;\n]{0,24}?(?:\b(?:perhaps|probably|likely|"
                                 r"i think|i believe|if i recall|not sure|uncertain|unsure)\b)")
+# the answer taking back what it states, anywhere in it: "Or maybe it is otherwise; not sure.", "I could be wrong"
+_DISOWNED = re.compile(r"\bor\s+(?:(?:maybe|perhaps|possibly)\s+)?(?:(?:it\s+is|it's|it\s+was|it\s+may\s+be|the\s+rule\s+"
+                       r"is)\s+)?(?:otherwise|the\s+opposite|the\s+reverse|the\s+other\s+way(?:\s+a?round)?|something\s+"
+                       r"else)\b|\bnot\s+(?:entirely\s+|completely\s+|fully\s+|quite\s+|totally\s+)?(?:sure|certain)\b|"
+                       r"\b(?:unsure|uncertain)\b|\b(?:might|may|could)\s+(?:well\s+)?be\s+(?:wrong|mistaken|"
+                       r"incorrect)\b|\b(?:do\s+not|don't|dont)\s+know\b|\bno\s+idea\b|\bhard\s+to\s+(?:say|tell)\b|"
+                       r"\b(?:take|treat)\s+(?:this|it)\s+with\s+(?:a\s+grain|caution)", re.IGNORECASE)
 _POLAR_OR = re.compile(r"[^.;\n]{0,16}?(?:\bor\b|/|\b(?:maybe|perhaps|possibly|probably)\b)[^.;\n]{0,12}")
 
 
@@ -229,6 +237,20 @@ def _precise(answer: Reading, passage: Reading, gold: dict, fmt_: dict, question
             raise Wrong(f"hedged answer: {' '.join((before[-12:] + answer.text[c.start:c.end]).split())!r} "
                         "makes a key fact approximate", HEDGED)
     _no_two_sides(answer, passage)
+    _not_disowned(answer, passage)
+
+
+def _not_disowned(answer: Reading, passage: Reading) -> None:
+    """Raise Wrong (hedged) when the answer takes back what it states ("Or maybe it is otherwise; not sure."): every
+    key fact and then a doubt of them all is two answers, one of them right whatever the gold. Words of doubt the
+    passage itself uses ("where the district is uncertain") are the rule's own."""
+    found = _DISOWNED.search(answer.text)
+    if found and not any(_same_phrase(found.group(0), m.group(0)) for m in _DISOWNED.finditer(passage.text)):
+        raise Wrong(f"hedged answer: {' '.join(found.group(0).split())!r} takes back what the answer states", HEDGED)
+
+
+def _same_phrase(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
 def _key_facts(facts: list[str]) -> _Facts:
