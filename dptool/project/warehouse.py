@@ -313,15 +313,17 @@ def _room(cursor) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def worth_a_table(body: str) -> bool:
-    """Does a CTE body do work a table of it saves: a join, an aggregate, a window, DISTINCT, a set operation or a
-    sort? A body that only picks, computes and filters the columns of one relation row by row is as cheap to scan
+    """Does a CTE body do work a table of it saves: a join, an aggregate, a window, DISTINCT, a set operation, a sort
+    or a query inside it? A body that only picks, computes and filters the columns of one relation row by row is as cheap to scan
     again as its table, and its table would be a copy of every row (8.8M transactions: a GiB of memory)."""
     try:
         tree = sqlglot.parse_one(body, dialect="duckdb")
     except sqlglot.errors.SqlglotError:
         return True  # unread: computed once, as before
-    return tree is None or any(tree.find_all(exp.Join, exp.Group, exp.AggFunc, exp.Window, exp.Distinct,
-                                             exp.SetOperation, exp.Order, exp.Subquery, exp.Lateral, exp.Unnest))
+    if tree is None:
+        return True
+    return any(tree.find_all(exp.Join, exp.Group, exp.AggFunc, exp.Window, exp.Distinct, exp.SetOperation, exp.Order,
+                             exp.Lateral, exp.Unnest)) or any(q is not tree for q in tree.find_all(exp.Query))
 
 
 def _keys(ctes: tuple[tuple[str, str], ...]) -> list[tuple]:
