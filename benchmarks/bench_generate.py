@@ -63,7 +63,7 @@ from dptool.generate import materialize  # noqa: E402
 from dptool.generate.pipeline import generate  # noqa: E402
 from dptool.project.batch import CTE_PREFIX, compile_texts  # noqa: E402
 from dptool.project.dbt import DbtProject, dbt_version  # noqa: E402
-from dptool.project.warehouse import MEMORY_LIMIT_ENV, Warehouse, duckdb_config  # noqa: E402
+from dptool.project.warehouse import DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT_ENV, Warehouse, duckdb_config  # noqa: E402
 from dptool.sql import SharedQuery  # noqa: E402
 from tests.conftest import copy_demo_project  # noqa: E402
 
@@ -268,7 +268,8 @@ def main() -> None:
         "runs": [{k: r[k] for k in ("generate_seconds", "bare_sql_seconds", "shared_sql_seconds",
                                     "least_generate_over_shared_sql", "load_average")} for r in runs],
         "cores": os.cpu_count(),
-        "duckdb_memory_limit": os.environ.get(MEMORY_LIMIT_ENV) or "DuckDB's default (80% of the memory)",
+        "duckdb_memory_limit": os.environ.get(MEMORY_LIMIT_ENV) or
+        f"dptool's default, {DEFAULT_MEMORY_LIMIT} of the memory",
         "versions": {"dptool": __version__, "dbt-core": dbt_version(), "python": platform.python_version()},
         "machine": {"processor": platform.machine(), "system": platform.system()},
     }

@@ -133,13 +133,24 @@ def test_csv_reader_refuses_a_column_without_a_type(small_project):
 
 
 def test_duckdb_memory_limit_from_the_environment(tmp_path, monkeypatch):
-    """Large data on a shared machine: DPTOOL_DUCKDB_MEMORY_LIMIT bounds DuckDB (80 % of the machine's memory by
-    default) in every file dptool opens; a value that is no amount of memory is refused in one line."""
+    """Large data on a shared machine: DPTOOL_DUCKDB_MEMORY_LIMIT bounds DuckDB in every file dptool opens (by
+    default 40 % of the machine's memory, half DuckDB's own: generate has two open at once); a value that is no
+    amount of memory is refused in one line."""
     from dptool.errors import DptoolError
     from dptool.project.warehouse import Warehouse
 
     path = tmp_path / "w.duckdb"
     duckdb.connect(str(path)).close()
+    monkeypatch.delenv("DPTOOL_DUCKDB_MEMORY_LIMIT", raising=False)
+    own = duckdb.connect()
+    (default,) = own.execute("select current_setting('memory_limit')").fetchone()
+    own.execute("set memory_limit = '40%'")
+    (forty,) = own.execute("select current_setting('memory_limit')").fetchone()
+    own.close()
+    assert forty != default
+    for read_only in (True, False):
+        with Warehouse(path, read_only=read_only) as wh:
+            assert wh.query("select current_setting('memory_limit')")[1] == [(forty,)]
     monkeypatch.setenv("DPTOOL_DUCKDB_MEMORY_LIMIT", "1GB")
     for read_only in (True, False):
         with Warehouse(path, read_only=read_only) as wh:

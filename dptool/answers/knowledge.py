@@ -76,8 +76,8 @@ _APPROXIMATE_AFTER = re.compile(r"[^\d.;\n]{0,20}?\b(?:or so|ish|or thereabouts|
                                 r"higher|lower))\b|\+(?=[\s,;)]|$)|\s*\(?(?:±|\+/-)|[^\d.;\n]{0,24}?(?:\b(?:perhaps|probably|likely|"
                                 r"i think|i believe|if i recall|not sure|uncertain|unsure)\b)")
 # the answer taking back what it states, anywhere in it: "Or maybe it is otherwise; not sure.", "I could be wrong"
-_DISOWNED = re.compile(r"\bor\s+(?:(?:maybe|perhaps|possibly)\s+)?(?:(?:it\s+is|it's|it\s+was|it\s+may\s+be|the\s+rule\s+"
-                       r"is)\s+)?(?:otherwise|the\s+opposite|the\s+reverse|the\s+other\s+way(?:\s+a?round)?|something\s+"
+_DISOWNED = re.compile(r"\bor\s+(?:(?:maybe|perhaps|possibly)\s+)?(?:(?:it\s+is|it's|it\s+was|it\s+may\s+be|"
+                       r"the\s+rule\s+is)\s+)?(?:otherwise|the\s+opposite|the\s+reverse|the\s+other\s+way(?:\s+a?round)?|something\s+"
                        r"else)\b|\bnot\s+(?:entirely\s+|completely\s+|fully\s+|quite\s+|totally\s+)?(?:sure|certain)\b|"
                        r"\b(?:unsure|uncertain)\b|\b(?:might|may|could)\s+(?:well\s+)?be\s+(?:wrong|mistaken|"
                        r"incorrect)\b|\b(?:do\s+not|don't|dont)\s+know\b|\bno\s+idea\b|\bhard\s+to\s+(?:say|tell)\b|"

@@ -24,13 +24,18 @@ from dptool.sql import SharedQuery
 MEMORY_LIMIT_ENV = "DPTOOL_DUCKDB_MEMORY_LIMIT"
 
 
+# DuckDB's own default is 80 % of the machine's memory for each database it opens, and generate has two open at once
+# (the target's and the bundle's, whose reproduction runs beside the next round): half of that each
+DEFAULT_MEMORY_LIMIT = "40%"
+
+
 def duckdb_config() -> dict[str, str]:
-    """DuckDB settings of every file dptool opens: DuckDB's own memory_limit is 80 % of the machine's memory, too much
-    where others work too (its spill to the temp directory keeps a query within a smaller one)."""
+    """DuckDB settings of every file dptool opens: memory_limit from DPTOOL_DUCKDB_MEMORY_LIMIT, else 40 % of the
+    machine's memory (past it, DuckDB spills to the temp directory)."""
     limit = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
     if limit and not re.fullmatch(r"\d+(\.\d+)?\s*(%|[kmgt]i?b)", limit, re.IGNORECASE):
         raise DptoolError(f"{MEMORY_LIMIT_ENV}={limit!r}: not an amount of memory (e.g. 4GB or 50%)")
-    return {"memory_limit": limit} if limit else {}
+    return {"memory_limit": limit or DEFAULT_MEMORY_LIMIT}
 
 
 def missing_hint(exc: Exception) -> str:
@@ -314,8 +319,9 @@ def _room(cursor) -> bool:
 @functools.lru_cache(maxsize=4096)
 def worth_a_table(body: str) -> bool:
     """Does a CTE body do work a table of it saves: a join, an aggregate, a window, DISTINCT, a set operation, a sort
-    or a query inside it? A body that only picks, computes and filters the columns of one relation row by row is as cheap to scan
-    again as its table, and its table would be a copy of every row (8.8M transactions: a GiB of memory)."""
+    or a query inside it? A body that only picks, computes and filters the columns of one relation row by row is as
+    cheap to scan again as its table, and its table would be a copy of every row (8.8M transactions: a GiB of
+    memory)."""
     try:
         tree = sqlglot.parse_one(body, dialect="duckdb")
     except sqlglot.errors.SqlglotError:
