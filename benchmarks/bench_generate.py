@@ -19,8 +19,8 @@ the candidates each step ran and kept (`candidates`: skeletons probed, gold mode
 queries run, tasks validated and kept, rounds; `dropped_by_reason`, `rejected_by_check`), and the load average of
 the machine before and after (others' work slows a run).
 
-Peak resident memory (`peak_rss_mib`): `demo_data` is the largest `dptool demo-data` process
-(`getrusage(RUSAGE_CHILDREN).ru_maxrss`); `dbt_build` and `generate` run in this process, so each is its VmHWM
+Peak resident memory (`peak_rss_mib`): `demo_data` is the largest `dptool demo-data` process (its own
+`ru_maxrss`, from wait4); `dbt_build` and `generate` run in this process, so each is its VmHWM
 in /proc/self/status after the peak was reset (`5` written to /proc/self/clear_refs) when the stage began:
 Python, dbt and DuckDB together.
 
@@ -42,7 +42,6 @@ import json
 import os
 import platform
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -73,16 +72,16 @@ DOMAINS = ("ecommerce", "banking")
 def run_once(scale: float, target: int, workdir: Path) -> dict:
     project_dir = copy_demo_project(workdir / "project")
     demo_data: dict[str, float] = {}
+    demo_peaks: list[int] = []
     build = ["build"]
     if scale != 1.0:
         for domain in DOMAINS:
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "dptool.cli", "demo-data", "--domain", domain,
-                            "--scale", f"{scale:g}", "--out", str(project_dir / "seeds" / domain)],
-                           check=True, capture_output=True)
+            demo_peaks.append(_child_peak([sys.executable, "-m", "dptool.cli", "demo-data", "--domain", domain,
+                                           "--scale", f"{scale:g}", "--out", str(project_dir / "seeds" / domain)]))
             demo_data[domain] = round(time.perf_counter() - start, 2)
         build += ["--vars", "{demo_csv_reader: true}"]  # the seeds through DuckDB's CSV reader, not agate
-    peak = {"demo_data": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)} if demo_data else {}
+    peak = {"demo_data": max(demo_peaks)} if demo_peaks else {}
     project = DbtProject(project_dir)
     project.run("deps")
     start = time.perf_counter()
@@ -128,6 +127,19 @@ def run_once(scale: float, target: int, workdir: Path) -> dict:
         "peak_rss_mib": peak,
         "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after]},
     }
+
+
+def _child_peak(command: list[str]) -> int:
+    """Run a command to its end; its own peak resident memory in MiB (not that of every child so far, as
+    RUSAGE_CHILDREN would give)."""
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    error = proc.stderr.read()
+    proc.stderr.close()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(command[2:5])} failed: {error.decode(errors='replace')[-500:]}")
+    return round(usage.ru_maxrss / 1024)
 
 
 def least_seconds(kept: dict[str, dict], cores: int) -> tuple[float, float]:
