@@ -19,10 +19,10 @@ the candidates each step ran and kept (`candidates`: skeletons probed, gold mode
 queries run, tasks validated and kept, rounds; `dropped_by_reason`, `rejected_by_check`), and the load average of
 the machine before and after (others' work slows a run).
 
-Peak resident memory (`peak_rss_mib`): `demo_data` is the largest `dptool demo-data` process (its own
-`ru_maxrss`, from wait4); `dbt_build` and `generate` run in this process, so each is its VmHWM
-in /proc/self/status after the peak was reset (`5` written to /proc/self/clear_refs) when the stage began:
-Python, dbt and DuckDB together.
+Peak resident memory (`peak_rss_mib`): `demo_data` is the largest `dptool demo-data` process (its own VmHWM
+after its exec: the rusage of a child forked from this large process counts the pages they shared before it);
+`dbt_build` and `generate` run in this process, so each is its VmHWM in /proc/self/status after the peak was reset
+(`5` written to /proc/self/clear_refs) when the stage began: Python, dbt and DuckDB together.
 
 Then what no generate can skip for the tasks it kept, each part timed alone (wall and CPU seconds, all threads):
 `kept`: one `dbt compile` of the kept tasks' gold and support texts (dbt writes every query), their support queries
@@ -77,8 +77,8 @@ def run_once(scale: float, target: int, workdir: Path) -> dict:
     if scale != 1.0:
         for domain in DOMAINS:
             start = time.perf_counter()
-            demo_peaks.append(_child_peak([sys.executable, "-m", "dptool.cli", "demo-data", "--domain", domain,
-                                           "--scale", f"{scale:g}", "--out", str(project_dir / "seeds" / domain)]))
+            demo_peaks.append(_child_peak(["demo-data", "--domain", domain, "--scale", f"{scale:g}",
+                                           "--out", str(project_dir / "seeds" / domain)]))
             demo_data[domain] = round(time.perf_counter() - start, 2)
         build += ["--vars", "{demo_csv_reader: true}"]  # the seeds through DuckDB's CSV reader, not agate
     peak = {"demo_data": max(demo_peaks)} if demo_peaks else {}
@@ -129,17 +129,23 @@ def run_once(scale: float, target: int, workdir: Path) -> dict:
     }
 
 
-def _child_peak(command: list[str]) -> int:
-    """Run a command to its end; its own peak resident memory in MiB (not that of every child so far, as
-    RUSAGE_CHILDREN would give)."""
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    error = proc.stderr.read()
-    proc.stderr.close()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise SystemExit(f"{' '.join(command[2:5])} failed: {error.decode(errors='replace')[-500:]}")
-    return round(usage.ru_maxrss / 1024)
+# runs `python -m dptool.cli ARGS` and says its peak: VmHWM of the process after its exec, where the rusage of a
+# child forked from this (large) process also counts the pages it shared with it before the exec
+_PEAK_OF_CLI = ("import runpy, sys\n"
+                "sys.argv = ['dptool', *sys.argv[1:]]\n"
+                "try:\n"
+                "    runpy.run_module('dptool.cli', run_name='__main__')\n"
+                "finally:\n"
+                "    status = open('/proc/self/status').read()\n"
+                "    print('dptool-peak-kib', status.split('VmHWM:')[1].split()[0], file=sys.stderr)\n")
+
+
+def _child_peak(args: list[str]) -> int:
+    """Run `dptool ARGS` in a new process to its end; its own peak resident memory in MiB."""
+    done = subprocess.run([sys.executable, "-c", _PEAK_OF_CLI, *args], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"dptool {' '.join(args[:3])} failed: {done.stderr[-500:]}")
+    return round(int(done.stderr.rsplit("dptool-peak-kib ", 1)[1].split()[0]) / 1024)
 
 
 def least_seconds(kept: dict[str, dict], cores: int) -> tuple[float, float]:
