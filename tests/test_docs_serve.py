@@ -8,7 +8,6 @@ import os
 import pty
 import select
 import shutil
-import signal
 import socket
 import sys
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from dptool.project.docs_serve import STOPPED
+from tests.terminal import as_from_a_terminal
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -76,11 +76,9 @@ def test_a_ctrl_c_on_make_docs_stops_the_server_and_make_ends_quietly(tmp_path):
     pid, terminal = pty.fork()
     if pid == 0:  # the child: a session of its own on the pseudo-terminal, as a shell's job
         try:
-            # as a user's shell starts it: not as the sub-make of a `make test`, and with the keyboard's signals
-            # as a shell gives a foreground job (a `make test` run in the background of a script ignores them)
+            # as a user's shell starts it: not as the sub-make of a `make test`
             env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-            for number in (signal.SIGINT, signal.SIGQUIT):
-                signal.signal(number, signal.SIG_DFL)
+            as_from_a_terminal()
             os.execvpe(command[0], command, env)
         finally:
             os._exit(127)

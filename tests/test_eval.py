@@ -16,6 +16,7 @@ import pytest
 from dptool.evaluate.agent import Agent, Settings, append_answer, finished, load_prompts
 from dptool.evaluate.score import load_tasks
 from dptool.llm.client import LLM
+from tests.terminal import as_from_a_terminal
 
 REFUSED_DROP = "error: refused: DROP is DDL; run_sql takes exactly one read-only SELECT or WITH query"
 
@@ -103,11 +104,9 @@ def test_an_interrupted_run_resumes_with_the_tasks_not_yet_answered(bundle, task
     t0, t1, t2 = tasks[:3]
     out = tmp_path / "run"
     ollama_server.chat_replies += [answer_reply(t0["gold"]), {"delay": 3, **answer_reply(t1["gold"])}]
-    # a suite started in the background of a script inherits SIGINT ignored, and Python then raises no
-    # KeyboardInterrupt: the child gets the default disposition back, as a terminal's Ctrl-C meets it
     proc = subprocess.Popen(eval_args(bundle, ollama_server, out, *the_first(tasks, 3)), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=as_from_a_terminal)
     deadline = time.monotonic() + 60
     while len(ollama_server.requests) < 2 and time.monotonic() < deadline:  # task 2 is waiting for its reply
         time.sleep(0.05)

@@ -20,6 +20,7 @@ import pytest
 from dptool.generate.pipeline import GENERATED, KEPT, KEPT_LIST, last_good
 from dptool.project.dbt import DbtProject
 from tests.subscriptions import GENERATE_ARGS, copy_fixture, set_up
+from tests.terminal import as_from_a_terminal
 
 LAST_GOOD = {  # a gold folder "an earlier run wrote": moved aside during a run, so dbt never parses it
     "t_0001.sql": "-- written by `dptool generate`; do not edit\nselect 1 as value\n",
@@ -46,17 +47,11 @@ def _snapshot(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file() and p.relative_to(root).parts[0] not in ("target", "logs")}
 
 
-def _as_from_a_terminal() -> None:
-    # a process started in the background (a CI job, `make test &`) inherits SIGINT ignored, and Python then keeps
-    # ignoring it: the child gets Ctrl-C as a terminal gives it
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @contextlib.contextmanager
 def _running(args: list[str], **popen) -> Iterator[subprocess.Popen]:
     """dptool in a new process that gets SIGINT as from a terminal, stderr piped; killed if still running when the
     block ends."""
-    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", *args], preexec_fn=_as_from_a_terminal,
+    proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", *args], preexec_fn=as_from_a_terminal,
                             stderr=subprocess.PIPE, text=True, **popen)
     try:
         yield proc
@@ -147,7 +142,7 @@ def test_an_interrupt_raised_in_a_finalizer_still_stops_the_command(tmp_path):
         "cli()\n", encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "stopped_in_finalizer", "run"], cwd=tmp_path, capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=60,
-                          preexec_fn=_as_from_a_terminal)
+                          preexec_fn=as_from_a_terminal)
     assert "went on to the end" not in proc.stdout
     _assert_interrupted(proc)
 
@@ -173,7 +168,7 @@ def test_sigint_while_queries_run_on_threads_stops_them(demo_project, tmp_path, 
         "    print('running', flush=True)\n"
         f"    for result in wh.{method}(queries):\n"
         "        print(result, flush=True)\n", encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, str(script), db], preexec_fn=_as_from_a_terminal,
+    proc = subprocess.Popen([sys.executable, str(script), db], preexec_fn=as_from_a_terminal,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.stdout.readline() == "running\n"

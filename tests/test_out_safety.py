@@ -15,6 +15,7 @@ import pytest
 from dptool.errors import DptoolError
 from dptool.outdir import BUNDLE, LINK, MARKER, check_replaceable, publish, staging_folder
 from tests.conftest import run_cli
+from tests.terminal import as_from_a_terminal
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -464,7 +465,7 @@ def test_a_signal_during_a_query_of_answer_is_one_line_and_keeps_the_answers_fil
     before = out.read_bytes()  # what an earlier run wrote: kept whatever ends this one
     proc = subprocess.Popen([sys.executable, "-m", "dptool.cli", "answer", str(bundle), "--agent", "gold-sql", "--out",
                              str(out)], stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=as_from_a_terminal)
     time.sleep(8)  # the slow query is running (a Ctrl-C at start-up is another test's)
     proc.send_signal(getattr(signal, sig))
     try:

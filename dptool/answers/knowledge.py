@@ -44,7 +44,7 @@ from dptool.answers.passage import (
     sentence_of,
     signature,
 )
-from dptool.answers.verdict import CONTRADICTED, FACT, HEDGED, Wrong, fmt
+from dptool.answers.verdict import CONTRADICTED, FACT, HEDGED, Wrong, fmt, fold
 
 # precision of a knowledge answer: what it may add to the gold passage
 KNOWLEDGE_MIN_WORDS = 150
@@ -245,12 +245,8 @@ def _not_disowned(answer: Reading, passage: Reading) -> None:
     key fact and then a doubt of them all is two answers, one of them right whatever the gold. Words of doubt the
     passage itself uses ("where the district is uncertain") are the rule's own."""
     found = _DISOWNED.search(answer.text)
-    if found and not any(_same_phrase(found.group(0), m.group(0)) for m in _DISOWNED.finditer(passage.text)):
+    if found and not any(fold(found.group(0)) == fold(m.group(0)) for m in _DISOWNED.finditer(passage.text)):
         raise Wrong(f"hedged answer: {' '.join(found.group(0).split())!r} takes back what the answer states", HEDGED)
-
-
-def _same_phrase(a: str, b: str) -> bool:
-    return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
 def _key_facts(facts: list[str]) -> _Facts:
