@@ -21,6 +21,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import stat
 import tempfile
@@ -321,28 +322,56 @@ def _check_writable(target: Path, given: str | Path) -> None:
         existing = existing.parent
     if not existing.is_dir():
         raise DptoolError(f"{given}: cannot be created: {existing} is a file, not a folder; choose another --out")
+    probe = existing / f".dptool-write-check-{os.getpid()}-{secrets.token_hex(4)}"  # named first: always removed
     try:
-        probe = tempfile.mkdtemp(prefix=".dptool-write-check-", dir=existing)
+        probe.mkdir()
     except OSError as exc:
         raise DptoolError(f"{given}: cannot write here (nothing can be created in {existing}: "
                           f"{exc.strerror or exc}); choose another --out") \
             from None
-    os.rmdir(probe)
+    finally:
+        with contextlib.suppress(OSError):
+            probe.rmdir()
 
 
 def staging_folder(out: Path) -> Path:
     """A new empty folder beside `out`, to be published with `publish`. What a run killed outright left beside
-    `out` goes first: its staging folder, and the old folder it had moved aside (put back if `out` is gone)."""
+    `out` goes first: its staging folder, and the old folder it had moved aside (put back if `out` is gone).
+
+    The folder is on this process's list before it exists, until it is renamed into place: a Ctrl-C that lands
+    between its making and the caller's clean-up is undone by `remove_unpublished`."""
     out.parent.mkdir(parents=True, exist_ok=True)
     _clear_left_behind(out)
-    mode = folder_mode()  # read first: between the folder's making and its return, as little as can be
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-{os.getpid()}-", dir=out.parent))
-    try:
-        tmp.chmod(mode)  # it becomes `out`: a folder as mkdir makes it, not mkdtemp's private one
-    except BaseException:  # a Ctrl-C here: the caller never got the folder to remove
+    while True:
+        tmp = _own_name(out, "tmp")
+        _UNPUBLISHED.add(tmp)
+        try:
+            tmp.mkdir()  # as mkdir makes a folder (the umask's mode): it becomes `out`
+        except FileExistsError:  # a name of this pid's left by a run long gone: not this run's to remove
+            _UNPUBLISHED.discard(tmp)
+            continue
+        return tmp
+
+
+_UNPUBLISHED: set[Path] = set()  # staging folders this process made (or was making) and has not renamed into place
+
+
+def _own_name(out: Path, what: str) -> Path:
+    """`.<name>.<what>-<pid>-<random>` beside `out`: only this process makes names with its pid."""
+    return out.parent / f".{out.name}.{what}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def rename_staged(tmp: Path, out: Path) -> None:
+    """Rename a staging folder to `out` (absent or an empty folder) and take it off the list."""
+    os.replace(tmp, out)
+    _UNPUBLISHED.discard(tmp)  # if a Ctrl-C lands first, removing `tmp` finds nothing: it is `out` now
+
+
+def remove_unpublished() -> None:
+    """Remove every staging folder this process made and did not rename into place (the CLI's last step)."""
+    for tmp in sorted(_UNPUBLISHED):
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return tmp
+        _UNPUBLISHED.discard(tmp)
 
 
 def _running(pid: int) -> bool:
@@ -389,13 +418,12 @@ def publish(tmp: Path, out: Path, kind: Kind) -> Path:
     _write_marker(tmp, {"kind": kind.name, "dptool": __version__, "files": files, "folders": folders})
     out = check_replaceable(out, kind)
     if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-{os.getpid()}-", dir=out.parent))
-        os.rmdir(old)
+        old = _own_name(out, "old")  # if killed between the two renames, the next run puts it back
         out.rename(old)
-        tmp.rename(out)
+        rename_staged(tmp, out)
         shutil.rmtree(old)
     else:
-        tmp.rename(out)
+        rename_staged(tmp, out)
     return out
 
 

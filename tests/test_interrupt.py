@@ -147,6 +147,23 @@ def test_an_interrupt_raised_in_a_finalizer_still_stops_the_command(tmp_path):
     _assert_interrupted(proc)
 
 
+
+def test_an_interrupt_before_a_staging_folder_has_an_owner_leaves_no_folder(tmp_path):
+    """A Ctrl-C can land between a staging folder's making and the caller's try that would remove it (the moment
+    mkdir returns): the command still leaves nothing beside its output, while the last good output stays."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "stopped_after_staging.py").write_text(
+        "import click\nfrom pathlib import Path\nfrom dptool.cli.main import Group\n"
+        "from dptool.outdir import staging_folder\n\n"
+        "@click.group(cls=Group)\ndef cli():\n    pass\n\n"
+        "@cli.command()\ndef write():\n    staging_folder(Path('out').absolute())\n    raise KeyboardInterrupt\n\n"
+        "cli()\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "stopped_after_staging", "write"], cwd=tmp_path, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=60)
+    _assert_interrupted(proc)
+    assert {p.name for p in tmp_path.iterdir()} - {"__pycache__"} == {"out", "stopped_after_staging.py"}
+
+
 SLOW = "'select count(*) as n from range(10000000000) a where a.range % 7 = 3'"
 QUERIES = {  # the slow query, as query_each runs it, and as the shared CTE of query_shared's queries
     "query_each": f"[{SLOW}] * 8",

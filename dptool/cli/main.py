@@ -20,7 +20,7 @@ from dptool.cli.llm import configured_llm, echo_llm_summary, judge_agreement_com
 from dptool.cli.options import CommandGroup, Finite, project_options, seed_option
 from dptool.cli.serve import COMMANDS as SERVE_COMMANDS
 from dptool.errors import DptoolError
-from dptool.outdir import BUNDLE, check_file, check_update, write_file
+from dptool.outdir import BUNDLE, check_file, check_update, remove_unpublished, write_file
 
 # the commands in the order a user runs them; a command not named here follows, by name
 WORKFLOW = ("init", "generate", "serve", "eval", "answer", "inspect-import", "score", "compare", "graph", "rule",
@@ -53,6 +53,8 @@ class Group(CommandGroup):
             sys.exit(1)
         except KeyboardInterrupt:
             exit_interrupted()  # the run has undone what it wrote
+        finally:  # what it could not undo: a Ctrl-C between a staging folder's making and its owner's clean-up
+            remove_unpublished()
 
 
 def _usage_error(exc: click.UsageError):

@@ -10,15 +10,13 @@ run.json says `"complete": false`. The folder is written whole or not at all, an
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from dptool.errors import DptoolError
 from dptool.evaluate.limits import EPOCHS, out_of_range
 from dptool.files.names import transcript_name
-from dptool.outdir import folder_mode
+from dptool.outdir import rename_staged, staging_folder
 
 SOURCE = "inspect"
 
@@ -128,10 +126,8 @@ def _limit_stop(limit) -> str:
 
 def _write_folder(out: Path, settings: dict, records: list[dict], transcripts: dict[str, dict]) -> None:
     """OUT written in a temporary sibling, then renamed into place: a failure leaves nothing behind."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
+    tmp = staging_folder(out)
     try:
-        tmp.chmod(folder_mode())  # mkdtemp's folder is private; the run folder is an ordinary one
         (tmp / "transcripts").mkdir()
         (tmp / "run.json").write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         with open(tmp / "answers.jsonl", "w", encoding="utf-8", newline="\n") as f:
@@ -142,7 +138,7 @@ def _write_folder(out: Path, settings: dict, records: list[dict], transcripts: d
                 json.dumps(transcript, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
         if out.exists():
             out.rmdir()  # empty, checked above
-        os.replace(tmp, out)
+        rename_staged(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
