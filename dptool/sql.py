@@ -59,7 +59,8 @@ def literal(value) -> exp.Expression:
 
 
 # the words a column name is quoted for: DuckDB's reserved keywords (PostgreSQL's and a few); the dbt package's
-# dptool.reserved_words() is the same list (tests/test_project_breakers.py holds them to each other)
+# dptool.reserved_words() (macros/reserved_words.sql) is the same list (tests/test_project_breakers.py holds them to
+# each other)
 RESERVED = frozenset({
     "all", "analyse", "analyze", "and", "anti", "any", "array", "as", "asc", "asof", "asymmetric", "at",
     "authorization", "binary", "both", "by", "case", "cast", "check", "collate", "collation", "column", "columns",

@@ -166,7 +166,8 @@ def test_every_shape_quotes_its_groups_through_the_adapter(hostile):
 
 
 def test_the_reserved_words_of_the_dbt_package_are_pythons():
-    text = (Path(__file__).parent.parent / "dptool" / "dbt_package" / "macros" / "quote_column.sql").read_text("utf-8")
+    text = (Path(__file__).parent.parent / "dptool" / "dbt_package" / "macros" / "reserved_words.sql").read_text(
+        "utf-8")
     block = text[text.index("macro reserved_words"):]
     assert set(re.findall(r"'([a-z_]+)'", block[block.index("return(["):])) == RESERVED
 

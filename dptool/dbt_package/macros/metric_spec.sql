@@ -54,11 +54,15 @@
 
 {#- metric_decl(metric) -> the model's meta.dptool.metric (a compile error without `value`). -#}
 {% macro metric_decl(metric) %}
-  {%- set decl = dptool.metric_node(metric).meta.get('dptool', {}).get('metric', {}) -%}
-  {%- if not decl.get('value') -%}
-    {{ exceptions.raise_compiler_error("dptool: model '" ~ metric ~ "' has no meta.dptool.metric.value") }}
+  {%- set known = graph.setdefault('dptool_metric_decls', {}) -%}  {#- kept as metric_node keeps its index -#}
+  {%- if metric not in known -%}
+    {%- set decl = dptool.metric_node(metric).meta.get('dptool', {}).get('metric', {}) -%}
+    {%- if not decl.get('value') -%}
+      {{ exceptions.raise_compiler_error("dptool: model '" ~ metric ~ "' has no meta.dptool.metric.value") }}
+    {%- endif -%}
+    {%- do known.update({metric: decl}) -%}
   {%- endif -%}
-  {{ return(decl) }}
+  {{ return(known[metric]) }}
 {% endmacro %}
 
 {#-
@@ -66,17 +70,26 @@
   names, or mappings {metric, alias, where} for an input with its own filter (a ratio's filtered numerator).
 -#}
 {% macro metric_inputs(metric) %}
+  {%- set known = graph.setdefault('dptool_metric_inputs', {}) -%}  {#- kept as metric_node keeps its index -#}
+  {%- if metric not in known -%}
+    {%- set inputs = [] -%}
+    {%- set components = dptool.metric_decl(metric).get('components') or [] -%}
+    {%- if components is string -%}{%- set components = [components] -%}{%- endif -%}
+    {%- for c in components -%}
+      {%- if c is mapping -%}
+        {%- set where = c.get('where') or [] -%}
+        {%- do inputs.append({'metric': c['metric'], 'alias': c.get('alias') or c['metric'],
+                              'where': [where] if where is string else where}) -%}
+      {%- else -%}
+        {%- do inputs.append({'metric': c, 'alias': c, 'where': []}) -%}
+      {%- endif -%}
+    {%- endfor -%}
+    {%- do known.update({metric: inputs}) -%}
+  {%- endif -%}
+  {#- new lists and mappings each call: a rule may change the inputs of the spec it is given -#}
   {%- set inputs = [] -%}
-  {%- set components = dptool.metric_decl(metric).get('components') or [] -%}
-  {%- if components is string -%}{%- set components = [components] -%}{%- endif -%}
-  {%- for c in components -%}
-    {%- if c is mapping -%}
-      {%- set where = c.get('where') or [] -%}
-      {%- do inputs.append({'metric': c['metric'], 'alias': c.get('alias') or c['metric'],
-                            'where': [where] if where is string else where}) -%}
-    {%- else -%}
-      {%- do inputs.append({'metric': c, 'alias': c, 'where': []}) -%}
-    {%- endif -%}
+  {%- for i in known[metric] -%}
+    {%- do inputs.append({'metric': i.metric, 'alias': i.alias, 'where': i.where | list}) -%}
   {%- endfor -%}
   {{ return(inputs) }}
 {% endmacro %}

@@ -11,8 +11,7 @@
   A composite's spec (dptool.build_metric_spec) renders as its inputs' queries joined per group.
 -#}
 {% macro render_metric_query(q, shape='value', k=none) %}
-  {%- set groups = [] -%}
-  {%- for g in q.group_by -%}{%- do groups.append(dptool.quote_column(q.metric, g)) -%}{%- endfor -%}
+  {%- set groups = dptool.quote_columns(q.metric, q.group_by) -%}
   {%- if q.inputs -%}
     {%- set body = dptool.render_composite_body(q, shape) -%}
   {%- else -%}
@@ -46,9 +45,10 @@
 {% macro render_metric_body(q, shape) %}
   {%- set source -%}
     {%- if q.columns -%}
+      {%- set quoted = dptool.quote_columns(q.metric, q.source_columns) -%}
       (select
       {%- for col in q.source_columns %}
-        {% if col in q.columns %}{{ q.columns[col] }} as {% endif %}{{ dptool.quote_column(q.metric, col) }}{{ "," if not loop.last }}
+        {% if col in q.columns %}{{ q.columns[col] }} as {% endif %}{{ quoted[loop.index0] }}{{ "," if not loop.last }}
       {%- endfor %}
       from {{ q.relation }})
     {%- else -%}
@@ -66,8 +66,7 @@
     {%- do items.append(q.period ~ ' as period') -%}
     {%- do group_exprs.append(q.period) -%}
   {%- endif -%}
-  {%- for g in q.group_by -%}
-    {%- set g = dptool.quote_column(q.metric, g) -%}
+  {%- for g in dptool.quote_columns(q.metric, q.group_by) -%}
     {%- do items.append(g) -%}
     {%- do group_exprs.append(g) -%}
   {%- endfor -%}
@@ -106,8 +105,7 @@
   {%- if shape == 'stats' -%}
     {{ exceptions.raise_compiler_error("dptool: metric '" ~ q.metric ~ "' is a composite; a significance test needs avg(<measure>) over one metric's rows") }}
   {%- endif -%}
-  {%- set keys = ['period'] if q.period else [] -%}
-  {%- for g in q.group_by -%}{%- do keys.append(dptool.quote_column(q.metric, g)) -%}{%- endfor -%}
+  {%- set keys = (['period'] if q.period else []) + dptool.quote_columns(q.metric, q.group_by) -%}
   {%- set body -%}
     select
       {%- for key in keys %}
