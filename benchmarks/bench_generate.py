@@ -29,12 +29,10 @@ Then what no generate can skip for the tasks it kept, each part timed alone (wal
 run on the project's warehouse (a gold resting on too few rows is dropped), and their gold_sql run again on the
 bundle's (export's reproduction check); with the shared SQL, which is what their gold models cost on the target.
 `least_generate_over_shared_sql` is the least generate_over_shared_sql those parts allow in the shape generate
-runs them, each part's wall seconds as measured alone on this machine (its cores and its load): while dbt compiles,
-the gold queries of the batches it has written run beside it, and so does the reproduction of the round before
-(together the longest of the three, and no less than their CPU seconds spread over every core); then the support
-queries, which wait for their gold rows, take the time they take. `least_all_at_once_over_shared_sql` is the bound
-with every part at once and nothing else on the machine: the longer of dbt's wall time and all their CPU seconds
-spread over every core.
+runs them, each part's wall seconds as measured alone on this machine (its cores and its load): dbt compiles while
+the reproduction runs beside it (the longer of the two), and the gold and support queries, which need their compile
+first, take the time they take. `least_all_at_once_over_shared_sql` is the bound with every part at once and
+nothing else on the machine: the longer of dbt's wall time and all their CPU seconds spread over every core.
 """
 
 from __future__ import annotations
@@ -62,7 +60,6 @@ import sqlglot  # noqa: E402
 from dptool import __version__  # noqa: E402
 from dptool.generate import materialize  # noqa: E402
 from dptool.generate.pipeline import generate  # noqa: E402
-from dptool.project import compile_run  # noqa: E402
 from dptool.project.batch import CTE_PREFIX, compile_texts  # noqa: E402
 from dptool.project.dbt import DbtProject, dbt_version  # noqa: E402
 from dptool.project.warehouse import DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT_ENV, Warehouse, duckdb_config  # noqa: E402
@@ -154,14 +151,10 @@ def _child_peak(args: list[str]) -> int:
 def least_seconds(kept: dict[str, dict], cores: int) -> tuple[float, float]:
     """The least seconds the kept tasks' parts take in generate's shape, and all at once (module docstring)."""
     wall = {part: seconds["seconds"] for part, seconds in kept.items()}
-    together = ("dbt_compile", "shared_sql", "reproduction_sql")
-    if cores > 1:
-        beside = max(*(wall.get(part, 0.0) for part in together),
-                     sum(kept[part]["cpu_seconds"] for part in together if part in kept) / cores)
-    else:
-        beside = sum(wall.get(part, 0.0) for part in together)
-    shaped = beside + wall.get("support_sql", 0.0)
-    return shaped, max(wall["dbt_compile"], sum(seconds["cpu_seconds"] for seconds in kept.values()) / cores)
+    compile_, reproduce = wall["dbt_compile"], wall.get("reproduction_sql", 0.0)
+    beside = max(compile_, reproduce) if cores > 1 else compile_ + reproduce
+    shaped = beside + wall["shared_sql"] + wall.get("support_sql", 0.0)
+    return shaped, max(compile_, sum(seconds["cpu_seconds"] for seconds in kept.values()) / cores)
 
 
 def _reason(reason: str) -> str:
@@ -174,8 +167,8 @@ def _reason(reason: str) -> str:
 
 
 class TextRecorder:
-    """Every text generate hands `compile_texts`, by name (its probes, the gold models of each round and their
-    support queries), recorded as generate runs."""
+    """Every text materialize hands `compile_texts`, by name (the gold models of each round, and its support
+    queries), recorded as generate runs."""
 
     def __init__(self):
         self.texts: dict[str, str] = {}
@@ -186,11 +179,11 @@ class TextRecorder:
         def recorded(project, given, *args, **kwargs):
             texts.update(given)
             return compile_texts(project, given, *args, **kwargs)
-        compile_run.compile_texts = recorded
+        materialize.compile_texts = recorded
         return self
 
     def __exit__(self, *exc) -> None:
-        compile_run.compile_texts = compile_texts
+        materialize.compile_texts = compile_texts
 
 
 def kept_work(project: DbtProject, texts: dict[str, str], bundle: Path, tasks: list[dict]) -> dict[str, dict]:

@@ -344,11 +344,11 @@ def staging_folder(out: Path) -> Path:
     _clear_left_behind(out)
     while True:
         tmp = _own_name(out, "tmp")
-        _UNPUBLISHED.add(tmp)
+        _UNPUBLISHED.add(tmp.absolute())  # where it is, whatever the working folder when it is removed
         try:
             tmp.mkdir()  # as mkdir makes a folder (the umask's mode): it becomes `out`
         except FileExistsError:  # a name of this pid's left by a run long gone: not this run's to remove
-            _UNPUBLISHED.discard(tmp)
+            _UNPUBLISHED.discard(tmp.absolute())
             continue
         return tmp
 
@@ -364,7 +364,7 @@ def _own_name(out: Path, what: str) -> Path:
 def rename_staged(tmp: Path, out: Path) -> None:
     """Rename a staging folder to `out` (absent or an empty folder) and take it off the list."""
     os.replace(tmp, out)
-    _UNPUBLISHED.discard(tmp)  # if a Ctrl-C lands first, removing `tmp` finds nothing: it is `out` now
+    _UNPUBLISHED.discard(tmp.absolute())  # if a Ctrl-C lands first, removing `tmp` finds nothing: it is `out` now
 
 
 def remove_unpublished() -> None:

@@ -17,6 +17,7 @@ import re
 import shutil
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -26,8 +27,8 @@ from sqlglot import exp
 
 from dptool.generate.bundles import served_elsewhere, write_list
 from dptool.generate.instantiate import Candidate
+from dptool.project.batch import compile_texts
 from dptool.project.catalog import Catalog
-from dptool.project.compile_run import compiled_and_run
 from dptool.project.dbt import GOLD_VAR, Connection, DbtProject
 from dptool.project.warehouse import Warehouse
 from dptool.sql import literal
@@ -370,18 +371,19 @@ def materialize(project: DbtProject, candidates: list[Candidate], catalog: Catal
     extra = dict(also or {})
     if texts.keys() & extra.keys():
         raise ValueError("materialize: a text of `also` is named like a candidate")
+    compiled = compile_texts(project, {**texts, **extra}, on_done)
+    if also is not None:
+        also.update({name: compiled[name] for name in extra})
+    runnable = [c for c in candidates if compiled[c.task_id].sql is not None]
     # closed in this frame, not by the garbage collector: a Ctrl-C raised in a finalizer would be lost
     with Warehouse.of(connection) as wh, \
-            compiled_and_run(project, {**texts, **extra}, wh, texts.keys(), on_done) as ran:
-        compiled = ran.compiled
-        if also is not None:
-            also.update({name: compiled[name] for name in extra})
+            closing(wh.query_shared(compiled[c.task_id].query for c in runnable)) as results:
         for c in candidates:
             done = compiled[c.task_id]
             if done.sql is None:
                 yield c, f"model error: {done.error}"
                 continue
-            result = ran.result(c.task_id)
+            result = next(results)
             if on_done:
                 on_done(1)
             if isinstance(result, Exception):

@@ -13,6 +13,7 @@ candidates: every gold answer still comes from its gold model.
 from __future__ import annotations
 
 import math
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -21,8 +22,8 @@ from dptool.generate.instantiate import gold_value_is_avg, period_expression
 from dptool.generate.materialize import jinja_literal
 from dptool.generate.profile import DimensionProfile, plain
 from dptool.generate.sample import Skeleton
+from dptool.project.batch import compile_texts
 from dptool.project.catalog import Catalog
-from dptool.project.compile_run import compiled_and_run
 from dptool.project.dbt import Connection, DbtProject
 from dptool.project.warehouse import Warehouse
 
@@ -86,13 +87,13 @@ def probe(project: DbtProject, skeletons: list[Skeleton], catalog: Catalog, prof
     # named by number: a skeleton id can be longer than a name may be; one metric's probes side by side
     order = sorted(wanted.values(), key=lambda s: (s.metric, s.id))
     names = {f"probe_{i:04d}": s for i, s in enumerate(order, start=1)}
-    texts = {n: probe_sql(s, catalog, profiles, dialect) for n, s in names.items()}
+    compiled = compile_texts(project, {n: probe_sql(s, catalog, profiles, dialect) for n, s in names.items()})
+    # a probe that does not compile or run: its candidates meet the same error as gold models
+    runnable = [n for n in names if compiled[n].sql is not None]
     out = {}
-    with Warehouse.of(connection) as warehouse, compiled_and_run(project, texts, warehouse, texts.keys()) as ran:
-        compiled = ran.compiled
-        # a probe that does not compile or run: its candidates meet the same error as gold models
-        for name in [n for n in names if compiled[n].sql is not None]:
-            result = ran.result(name)
+    with Warehouse.of(connection) as warehouse, \
+            closing(warehouse.query_shared(compiled[n].query for n in runnable)) as results:
+        for name, result in zip(runnable, results, strict=True):
             if isinstance(result, Exception):
                 continue
             skeleton = names[name]

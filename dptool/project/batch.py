@@ -64,15 +64,13 @@ class Compiled:
 
 
 def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Callable[[int], None] | None = None,
-                  on_compiled: Callable[[dict[str, Compiled]], None] | None = None) -> dict[str, Compiled]:
+                  ) -> dict[str, Compiled]:
     """Compile model texts (the content of a .sql model file each, keyed by a name) in one `dbt compile`.
 
     The texts go into batch models of BATCH_SIZE, in the order given (put texts that read the same models
     together: a batch injects the CTEs of all of them). A text that fails to compile fails its batch and
     stops dbt; that batch is then compiled text by text, so that only the failing texts get an error.
-    `on_batch_done(n)` is called as a batch of n texts finishes. `on_compiled` gets the Compiled of each batch's
-    texts the moment dbt has written the batch, on dbt's thread, while dbt compiles the next ones: each text once,
-    those that failed never. The batch models are removed afterwards.
+    `on_batch_done(n)` is called as a batch of n texts finishes. The batch models are removed afterwards.
     """
     if not texts:
         return {}
@@ -84,15 +82,12 @@ def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Cal
 
     def cut(batch: str, names: list[str], plain: bool, compiled: str) -> None:
         try:
-            found = dict(zip(names, _cut(compiled, len(names), nonce, plain), strict=True))
+            out.update(zip(names, _cut(compiled, len(names), nonce, plain), strict=True))
         except _Lost:
             if plain:
                 raise DptoolError(f"dbt's compiled SQL of {BATCH_DIR / batch}.sql lost a text's markers") from None
             pending.append((names, True))
             return
-        out.update(found)
-        if on_compiled:
-            on_compiled(found)
         if on_batch_done:
             on_batch_done(len(names))
 
@@ -109,31 +104,23 @@ def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Cal
                 (folder / f"{batch}.sql").write_text(_batch_text([texts[n] for n in names], nonce, plain),
                                                      encoding="utf-8")
             pending = []
-            done: set[str] = set()  # the batches cut as dbt finished them
-
-            def written(unique_id: str, batches: dict = batches, done: set = done) -> None:
-                batch = unique_id.rsplit(".", 1)[-1]
-                if batch in batches and batch not in done:
-                    names, plain = batches[batch]
-                    path = project.target_dir / "compiled" / unique_id.split(".")[1] / BATCH_DIR / f"{batch}.sql"
-                    cut(batch, names, plain, path.read_text(encoding="utf-8"))
-                    done.add(batch)
-
             try:
                 results = project.run("compile", "--select", f"tag:{BATCH_TAG}", "--no-populate-cache",
-                                      "--no-write-json", on_node_success=written)
+                                      "--no-write-json")
             except NodeFailed as exc:
-                # dbt stops at the first failing node: what it compiled before was cut as it finished
+                # dbt stops at the first failing node: what it compiled before is read from target/compiled/
                 failed = {uid.rsplit(".", 1)[-1]: m for uid, m in exc.failed.items()}
                 for message in failed.values():
                     refuse_broken_rule(message)
+                succeeded = {uid.rsplit(".", 1)[-1]: uid.split(".")[1] for uid in exc.succeeded}
                 if not failed.keys() & batches.keys():
                     raise
                 for batch, (names, plain) in batches.items():
                     path = (BATCH_DIR / f"{batch}.sql").as_posix()
-                    if batch in done:
-                        continue
-                    if batch not in failed:
+                    if batch in succeeded:
+                        written = project.target_dir / "compiled" / succeeded[batch] / path
+                        cut(batch, names, plain, written.read_text(encoding="utf-8"))
+                    elif batch not in failed:
                         pending.append((names, plain))  # not compiled yet: in the next attempt
                     elif len(names) == 1:  # dbt names the batch model: the message names the text
                         message = " ".join(failed[batch].replace(f"{batch} ({path})", names[0]).split())
@@ -146,8 +133,6 @@ def compile_texts(project: DbtProject, texts: dict[str, str], on_batch_done: Cal
             by_name = {r.name: r for r in results}
             for batch, (names, plain) in batches.items():
                 result = by_name.get(batch)
-                if batch in done:
-                    continue
                 if result is None or result.status != "success" or not result.compiled_code:
                     reason = (result.message or result.status) if result is not None else "not compiled"
                     refuse_broken_rule(reason)

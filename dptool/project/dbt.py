@@ -123,14 +123,12 @@ class DbtProject:
         check_manifest(manifest, str(path))
         return manifest
 
-    def run(self, *args: str, on_node_success: Callable[[str], None] | None = None, gold: bool = False,
-            ) -> list[NodeResult]:
+    def run(self, *args: str, on_node_done: Callable[[], None] | None = None, gold: bool = False) -> list[NodeResult]:
         """Run one dbt command (e.g. "build", "--select", "tag:x") and return its per-node results.
 
         With `gold`, the gold models are enabled (GOLD_VAR); without, they are disabled, as in a user's own runs.
 
-        `on_node_success(unique_id)` is called on dbt's thread as each node succeeds (a compiled node's file is
-        written by then); what it raises is raised after dbt's run. Raises DptoolError when
+        `on_node_done` is called as each node finishes (for a progress bar). Raises DptoolError when
         dbt itself fails (compilation, connection); failing models and tests are results, not errors.
         A command that stops at its first failing node (`dbt compile`) raises NodeFailed, which names
         the nodes that failed.
@@ -155,7 +153,6 @@ class DbtProject:
             cli += ["--threads", "1"]  # see _COMPILING
         failed: dict[str, str] = {}
         succeeded: set[str] = set()
-        raised: list[BaseException] = []  # by on_node_success
 
         def node_finished(event) -> None:
             if event.info.name != "NodeFinished":
@@ -164,11 +161,8 @@ class DbtProject:
                 failed[event.data.node_info.unique_id] = event.data.run_result.message
             elif event.data.node_info.node_status == "success":
                 succeeded.add(event.data.node_info.unique_id)
-                if on_node_success and not raised:
-                    try:
-                        on_node_success(event.data.node_info.unique_id)
-                    except BaseException as exc:  # noqa: BLE001 - dbt would log it as its own event's failure
-                        raised.append(exc)
+            if on_node_done:
+                on_node_done()
 
         # dbt resolves relative paths (a DuckDB file, logs) against the working directory.
         with contextlib.chdir(self.project_dir):
@@ -182,8 +176,6 @@ class DbtProject:
                 _release_duckdb()
                 self.dbt_seconds += time.perf_counter() - start
                 self.dbt_cpu_seconds += time.process_time() - cpu
-        if raised and not isinstance(outcome.exception, KeyboardInterrupt | SystemExit):
-            raise raised[0]
         if isinstance(outcome.exception, KeyboardInterrupt | SystemExit):
             # dbt's runner returns every BaseException as its outcome: a Ctrl-C must stop dptool, not fail a node
             raise outcome.exception

@@ -86,11 +86,6 @@ class Warehouse:
         self._use = f"use {exp.to_identifier(names[0], quoted=True).sql('duckdb')}"
         self.con.execute(self._use)
 
-    @property
-    def keeps_shared(self) -> bool:
-        """Whether the tables of shared CTEs stay for later calls (`keep_shared`, or the warehouse `keeping` holds)."""
-        return self._kept is not None
-
     @classmethod
     def of(cls, connection: Connection) -> Warehouse:
         """The warehouse behind a dbt target: its DuckDB file, or any other target through its dbt adapter
