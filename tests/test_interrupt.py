@@ -117,49 +117,44 @@ def test_sigint_while_the_bundle_is_written_leaves_no_bundle_and_the_project_as_
     assert not out.exists() and not list(tmp_path.glob(".bundle.*"))  # no bundle, not even half of one
 
 
+def _one_command(folder: Path, module: str, source: str, command: str, **run) -> subprocess.CompletedProcess:
+    """`python -m <module> <command>` in `folder`, the module holding `source` (a click command of `cli`, and what it
+    needs) under dptool's Group: the CLI's own handling of what the command raises."""
+    (folder / f"{module}.py").write_text(
+        "import click\nfrom dptool.cli.main import Group\n\n@click.group(cls=Group)\ndef cli():\n    pass\n\n"
+        f"{source}\n\ncli()\n", encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", module, command], cwd=folder, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=60, **run)
+
+
 def test_an_interrupt_that_ended_a_string_exec_still_exits_130(tmp_path):
     """CPython marks a `python -m` process for death by SIGINT when a KeyboardInterrupt ends a string exec (as in
     dbt's generated dataclass code while it parses), whatever its exit code: the CLI's exit clears the mark."""
-    (tmp_path / "stopped_in_exec.py").write_text(
-        "import click\nfrom dptool.cli.main import Group\n\n"
-        "@click.group(cls=Group)\ndef cli():\n    pass\n\n"
-        "@cli.command()\ndef parse():\n    exec('raise KeyboardInterrupt', {})\n\n"
-        "cli()\n", encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "stopped_in_exec", "parse"], cwd=tmp_path, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=60)
+    proc = _one_command(tmp_path, "stopped_in_exec", "@cli.command()\ndef parse():\n"
+                                                     "    exec('raise KeyboardInterrupt', {})", "parse")
     _assert_interrupted(proc)
 
 
 def test_an_interrupt_raised_in_a_finalizer_still_stops_the_command(tmp_path):
     """A Ctrl-C that lands while the garbage collector closes a generator (a query_each whose clean-up joins its
     threads) is raised in that finalizer, where Python only prints it and goes on: the CLI raises it again."""
-    (tmp_path / "stopped_in_finalizer.py").write_text(
-        "import click\nfrom dptool.cli.main import Group\n\n"
-        "def rows():\n    try:\n        yield 1\n    finally:\n        raise KeyboardInterrupt\n\n"
-        "@click.group(cls=Group)\ndef cli():\n    pass\n\n"
-        "@cli.command()\ndef run():\n    it = rows()\n    next(it)\n    del it\n"
-        "    import time\n    time.sleep(5)\n    print('went on to the end')\n\n"
-        "cli()\n", encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "stopped_in_finalizer", "run"], cwd=tmp_path, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=60,
-                          preexec_fn=as_from_a_terminal)
+    proc = _one_command(tmp_path, "stopped_in_finalizer",
+                        "def rows():\n    try:\n        yield 1\n    finally:\n        raise KeyboardInterrupt\n\n"
+                        "@cli.command()\ndef run():\n    it = rows()\n    next(it)\n    del it\n"
+                        "    import time\n    time.sleep(5)\n    print('went on to the end')", "run",
+                        preexec_fn=as_from_a_terminal)
     assert "went on to the end" not in proc.stdout
     _assert_interrupted(proc)
-
 
 
 def test_an_interrupt_before_a_staging_folder_has_an_owner_leaves_no_folder(tmp_path):
     """A Ctrl-C can land between a staging folder's making and the caller's try that would remove it (the moment
     mkdir returns): the command still leaves nothing beside its output, while the last good output stays."""
     (tmp_path / "out").mkdir()
-    (tmp_path / "stopped_after_staging.py").write_text(
-        "import click\nfrom pathlib import Path\nfrom dptool.cli.main import Group\n"
-        "from dptool.outdir import staging_folder\n\n"
-        "@click.group(cls=Group)\ndef cli():\n    pass\n\n"
-        "@cli.command()\ndef write():\n    staging_folder(Path('out').absolute())\n    raise KeyboardInterrupt\n\n"
-        "cli()\n", encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "stopped_after_staging", "write"], cwd=tmp_path, capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=60)
+    proc = _one_command(tmp_path, "stopped_after_staging",
+                        "from pathlib import Path\nfrom dptool.outdir import staging_folder\n\n"
+                        "@cli.command()\ndef write():\n    staging_folder(Path('out').absolute())\n"
+                        "    raise KeyboardInterrupt", "write")
     _assert_interrupted(proc)
     assert {p.name for p in tmp_path.iterdir()} - {"__pycache__"} == {"out", "stopped_after_staging.py"}
 
