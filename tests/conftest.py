@@ -129,8 +129,12 @@ def ollama_server():
 def built_demo_copy(demo_project, tmp_path_factory) -> DbtProject:
     """Another copy of the built demo project (data, target/, dbt_packages/) for tests whose dbt runs and
     `dptool generate` must not change the shared `demo_project`; no dbt build needed."""
-    src = demo_project.project_dir
-    dest = tmp_path_factory.mktemp("demo_copy") / "project"
-    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns("logs", "dptool_gold", "dptool_ablation",
-                                                                             "__pycache__"))
+    return copy_built_project(demo_project, tmp_path_factory.mktemp("demo_copy") / "project")
+
+
+def copy_built_project(project: DbtProject, dest: Path) -> DbtProject:
+    """A copy of a built project (data, target/, dbt_packages/) whose dbt runs and dptool commands leave `project`
+    as it was; no dbt build needed."""
+    shutil.copytree(project.project_dir, dest, symlinks=True,
+                    ignore=shutil.ignore_patterns("logs", "dptool_gold", "dptool_ablation", "__pycache__"))
     return DbtProject(dest)

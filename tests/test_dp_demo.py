@@ -13,7 +13,6 @@ import json
 import math
 import os
 import re
-import shutil
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -29,8 +28,7 @@ from dptool.cli.main import main
 from dptool.dp import bench, dpjson
 from dptool.dp.products import load_products
 from dptool.dp.score import score
-from dptool.project.dbt import DbtProject
-from tests.conftest import REPO
+from tests.conftest import REPO, copy_built_project
 from tests.ollama_server import OllamaServer
 
 PROPERTIES = ("models/ecommerce/data_products/_ecommerce__data_products.yml",
@@ -73,9 +71,7 @@ def _invoke(*args: str, env: dict | None = None):
 @pytest.fixture(scope="module")
 def dp(demo_project, tmp_path_factory):
     # a copy of its own: the data products written into it must not reach other modules' copies of the demo
-    demo_project = DbtProject(shutil.copytree(
-        demo_project.project_dir, tmp_path_factory.mktemp("dp_demo") / "project", symlinks=True,
-        ignore=shutil.ignore_patterns("logs", "dptool_gold", "dptool_ablation", "__pycache__")))
+    demo_project = copy_built_project(demo_project, tmp_path_factory.mktemp("dp_demo") / "project")
     root = str(demo_project.project_dir)
     hybrid = _invoke("dp", "create", REQUEST, "--name", "late_deliveries", "--domain", "ecommerce",
                      "--project-dir", root)
