@@ -583,8 +583,12 @@ def _drop_duplicates(done: Round) -> None:
 def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, dialect, min_per_type, ids: Ids,
                   probes, probe_more, widen: int = 1, min_rows: int | None = None, refused: list | None = None):
     """Candidates from unused skeletons for every (domain, analysis type) below the minimum; the skeletons
-    tried are added to `used`. Each later round (`widen` 2, 4) tries that many times as many: a type still
-    short after a round is one whose candidates are mostly dropped. Also says whether options remain untried."""
+    offered are added to `used`. Each later round (`widen` 2, 4) offers that many times as many: a type still
+    short after a round is one whose candidates are mostly dropped. Also says whether options remain unoffered.
+
+    A type's options are probed and made in order, a wave at a time (every type's wave in one dbt compile), until
+    it has the candidates it keeps: the first options give the same candidates whether or not later ones are
+    probed, so a type whose options mostly give candidates (a trend) needs no probe of the rest."""
     have = Counter((t["domain"], t["analysis_type"]) for t in tasks)
     ranked = sorted(pool, key=lambda s: (-quality(s, catalog, cardinality, Counter(), Counter()), s.id))
     wanted = {}
@@ -595,23 +599,43 @@ def _augmentation(tasks, pool, used, catalog, profiles, cardinality, seed, diale
                 options = [s for s in ranked if catalog.metrics[s.metric].domain == domain
                            and kind in s.analysis_types and (s.id, kind) not in used]
                 wanted[(domain, kind)] = (missing, options)
-    # the probes of the options that may be used, in one dbt compile: twelve times what is missing per type
-    probe_more([s for missing, options in wanted.values() for s in options[: 12 * missing * widen]])
+    # twelve options per task missing are offered; three candidates per task missing, and three more, are kept:
+    # candidates still fail the rule test or have no scorable answer, and where one task is missing its few
+    # candidates are often all dropped (a top-k a rule leaves as it is)
+    offered = {key: options[: 12 * missing * widen] for key, (missing, options) in wanted.items()}
+    keep = {key: (3 * missing + 3) * widen for key, (missing, _) in wanted.items()}
+    made: dict[tuple, list] = {key: [] for key in wanted}
+    at = dict.fromkeys(wanted, 0)
+    while True:
+        waves = {key: offered[key][at[key]: at[key] + _wave(keep[key] - len(made[key]), len(made[key]), at[key],
+                                                            len(offered[key]) - at[key])]
+                 for key in wanted if len(made[key]) < keep[key] and at[key] < len(offered[key])}
+        if not waves:
+            break
+        probe_more([s for wave in waves.values() for s in wave])
+        for key, wave in waves.items():
+            made[key] += instantiate(wave, catalog, profiles, seed, dialect, types=(key[1],), probes=probes, ids=ids,
+                                     support=True, refused=refused, **({"min_rows": min_rows} if min_rows else {}))
+            at[key] += len(wave)
     extra = []
-    for (_domain, kind), (missing, options) in wanted.items():
-        tried = options[: 12 * missing * widen]
-        made = instantiate(tried, catalog, profiles, seed, dialect, types=(kind,), probes=probes, ids=ids,
-                           support=True, refused=refused, **({"min_rows": min_rows} if min_rows else {}))
-        # three per task missing, and three more: candidates still fail the rule test or have no scorable answer,
-        # and where one task is missing its few candidates are often all dropped (a top-k a rule leaves as it is)
-        keep = (3 * missing + 3) * widen
-        extra += made[:keep]
-        for c in made[keep:]:  # not asked this round: a refresh may still ask it
+    for key in wanted:
+        extra += made[key][:keep[key]]
+        for c in made[key][keep[key]:]:  # not asked this round: a refresh may still ask it
             ids.forget(c.task_id)
         # a skeleton that gave no candidate (e.g. too few groups qualify for a ranking) gives none next round
-        # either: the next round tries the options after it
-        used.update((s.id, kind) for s in tried)
-    return extra, any(len(options) > 12 * missing * widen for missing, options in wanted.values())
+        # either, and one not probed yet is offered no more than one that was: the next round tries the options
+        # after them
+        used.update((s.id, key[1]) for s in offered[key])
+    return extra, any(len(options) > len(offered[key]) for key, (_, options) in wanted.items())
+
+
+def _wave(lacking: int, made: int, probed: int, left: int) -> int:
+    """How many of its `left` options a type probes next: twice the candidates it lacks at first, then as many as
+    give what it lacks at the rate its options gave candidates so far, and half as many again (all when none
+    gave one)."""
+    if not probed:
+        return min(left, 2 * lacking)
+    return min(left, -(-3 * lacking * probed // (2 * made))) if made else left
 
 
 def _task(b: Built, catalog: Catalog, writer: VariantWriter) -> tuple[dict, list, SharedQuery]:
