@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -93,9 +94,15 @@ def equals(column_name: str, value, dialect: str, quote: bool = False) -> str:
 
 def in_window(column_name: str, start: date, end: date, dialect: str, quote: bool = False) -> list[str]:
     """`start <= column < end`, as two predicates over timestamp literals."""
+    return list(_in_window(column_name, start, end, dialect, quote))
+
+
+@functools.lru_cache(maxsize=4096)
+def _in_window(column_name: str, start: date, end: date, dialect: str, quote: bool) -> tuple[str, str]:
+    # instantiation asks for the same few windows of the same columns thousands of times
     lo = exp.GTE(this=column(column_name, quote), expression=literal(datetime(start.year, start.month, start.day)))
     hi = exp.LT(this=column(column_name, quote), expression=literal(datetime(end.year, end.month, end.day)))
-    return [lo.sql(dialect), hi.sql(dialect)]
+    return lo.sql(dialect), hi.sql(dialect)
 
 
 def variant_query(compiled_sql: str, cte: str, order_by: list[str], dialect: str) -> exp.Query:

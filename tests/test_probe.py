@@ -97,6 +97,11 @@ def test_the_probe_sees_whether_the_rules_leave_an_avg():
     assert not gold_value_is_avg(rewritten, "duckdb")
     assert gold_value_is_avg(kept, "duckdb")
     assert not gold_value_is_avg("select 1 as value", "duckdb")  # no dptool_gold CTE
+    # not in dptool.gold's layout: the whole query is read
+    one_line = "with dptool_base as (select 1 as value), dptool_gold as (select {} as value from t) select 1"
+    assert gold_value_is_avg(one_line.format("avg(x)"), "duckdb")
+    assert not gold_value_is_avg(one_line.format("sum(x) / count(x)"), "duckdb")
+    assert not gold_value_is_avg(kept.replace("avg(", "sum("), "duckdb")  # no avg at all: not parsed
 
 
 def test_significance_is_decided_on_the_value_after_the_rules():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
@@ -424,20 +425,37 @@ def gold_value_is_avg(compiled_sql: str, dialect: str) -> bool:
 
     The SQL dptool.gold rendered is enough (`Compiled.own_sql`): the ephemeral models dbt injects in front of
     it are most of the text a parser would read."""
-    import sqlglot
-
     if "avg" not in compiled_sql.lower():  # sqlglot reads an exp.Avg only from the word avg: no parse needed
         return False
-    try:
-        tree = sqlglot.parse_one(compiled_sql, read=dialect)
-    except sqlglot.errors.ParseError:
-        return False
-    cte = next((c for c in tree.find_all(exp.CTE) if c.alias == "dptool_gold"), None)
-    select = cte.this if cte is not None else None
+    select = _gold_cte_select(compiled_sql, dialect)
     if not isinstance(select, exp.Select):
         return False
     value = next((e for e in select.expressions if e.alias_or_name == "value"), None)
     return isinstance(value, exp.Alias) and isinstance(value.this, exp.Avg)
+
+
+# how dptool.gold writes its rule-modified variant: the CTE's body ends where the next CTE or the union begins
+_GOLD_CTE = re.compile(r"\ndptool_gold as \(\n(.*?)\n\)(?:,\ndptool_rule_free as \(|\nselect 'base' as variant)",
+                       re.DOTALL)
+
+
+def _gold_cte_select(compiled_sql: str, dialect: str):
+    """The parsed body of a compiled dptool.gold query's CTE dptool_gold (None when there is none): that body
+    alone when it can be cut out as dptool.gold writes it, and read from the whole query otherwise."""
+    import sqlglot
+
+    found = _GOLD_CTE.findall(compiled_sql)
+    if len(found) == 1:
+        try:
+            return sqlglot.parse_one(found[0], read=dialect)
+        except sqlglot.errors.ParseError:
+            pass
+    try:
+        tree = sqlglot.parse_one(compiled_sql, read=dialect)
+    except sqlglot.errors.ParseError:
+        return None
+    cte = next((c for c in tree.find_all(exp.CTE) if c.alias == "dptool_gold"), None)
+    return cte.this if cte is not None else None
 
 
 def _frequent(profile: DimensionProfile, fact_rows: int = 0, min_rows: int = MIN_GROUP_ROWS) -> list:

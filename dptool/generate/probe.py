@@ -17,6 +17,7 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
+from operator import itemgetter
 
 from dptool.generate.instantiate import gold_value_is_avg, period_expression
 from dptool.generate.materialize import jinja_literal
@@ -104,29 +105,37 @@ def probe(project: DbtProject, skeletons: list[Skeleton], catalog: Catalog, prof
 
 
 def _cells(columns: list[str], rows: list[tuple], temporal_dimension: bool) -> Probe:
-    # a probe returns a row per variant, month and value of the dimension: thousands, so no dict per row
+    # a probe returns a row per variant, month and value of the dimension: hundreds of thousands over a run, so
+    # no object per row and the rows split by C code (itemgetter); months and values are converted once each
     variant, value = columns.index("variant"), columns.index("value")
     keys = [i for i, c in enumerate(columns) if c not in ("variant", "value")]
-    period = columns.index("period") if "period" in columns else None
-    other = next((i for i in keys if i != period), None)
-    values: dict[tuple, dict[str, object]] = {}
-    for row in rows:
-        values.setdefault(tuple(row[i] for i in keys), {})[row[variant]] = row[value]
+    key_of = itemgetter(*keys) if keys else (lambda row: ())
+    value_of = itemgetter(value)
+    sides = {}
+    for name in ("base", "gold"):
+        picked = [row for row in rows if row[variant] == name]
+        sides[name] = dict(zip(map(key_of, picked), map(value_of, picked), strict=True))
+    base, gold = sides["base"], sides["gold"]
+    # a key is the one key column's value, or a tuple of them
+    period = keys.index(columns.index("period")) if "period" in columns else None
+    other = next((n for n, i in enumerate(keys) if n != period), None)
+    month_of = (lambda key: None) if period is None else \
+        (lambda key: key) if len(keys) == 1 else itemgetter(period)
+    cell_of = (lambda key: ALL) if other is None or temporal_dimension else \
+        (lambda key: key) if len(keys) == 1 else itemgetter(other)
+    months: dict = {}
+    cells: dict = {}
     out = Probe()
-    months: dict[object, tuple[int, int] | None] = {}
-    at = {i: n for n, i in enumerate(keys)}
-    for key, variants in values.items():
-        if period is None:
-            month = None
-        else:
-            stamp = key[at[period]]
-            month = months[stamp] if stamp in months else months.setdefault(stamp, _month(stamp))
+    for key in base.keys() | gold.keys():
+        stamp, raw = month_of(key), cell_of(key)
+        month = months[stamp] if stamp in months else months.setdefault(stamp, _month(stamp))
         # the value as the profile holds it
-        cell = plain(key[at[other]]) if other is not None and not temporal_dimension else ALL
-        base, gold = variants.get("base"), variants.get("gold")
-        if base is not None or gold is not None:
-            out.rows_by_month.setdefault(month, set()).add(cell)
-        if _differ(base, gold):
+        cell = cells[raw] if raw in cells else cells.setdefault(raw, raw if raw is ALL else plain(raw))
+        b, g = base.get(key), gold.get(key)
+        if b is None and g is None:
+            continue
+        out.rows_by_month.setdefault(month, set()).add(cell)
+        if b != g and _differ(b, g):  # equal values are no change: most cells of most probes
             out.by_month.setdefault(month, set()).add(cell)
     return out
 
