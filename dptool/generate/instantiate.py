@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
+import sqlglot
 from sqlglot import exp
 
 from dptool.generate.ids import Ids, candidate_key
@@ -411,8 +412,6 @@ def plausible_types(skeleton: Skeleton, catalog: Catalog, cardinality: dict[str,
 
 
 def _is_avg(value: str) -> bool:
-    import sqlglot
-
     try:
         tree = sqlglot.parse_one(value)
     except sqlglot.errors.ParseError:
@@ -442,8 +441,6 @@ _GOLD_CTE = re.compile(r"\ndptool_gold as \(\n(.*?)\n\)(?:,\ndptool_rule_free as
 def _gold_cte_select(compiled_sql: str, dialect: str):
     """The parsed body of a compiled dptool.gold query's CTE dptool_gold (None when there is none): that body
     alone when it can be cut out as dptool.gold writes it, and read from the whole query otherwise."""
-    import sqlglot
-
     found = _GOLD_CTE.findall(compiled_sql)
     if len(found) == 1:
         try:

@@ -111,11 +111,12 @@ def _cells(columns: list[str], rows: list[tuple], temporal_dimension: bool) -> P
     keys = [i for i, c in enumerate(columns) if c not in ("variant", "value")]
     key_of = itemgetter(*keys) if keys else (lambda row: ())
     value_of = itemgetter(value)
-    sides = {}
-    for name in ("base", "gold"):
+
+    def side(name: str) -> dict:  # key -> value of one variant's rows
         picked = [row for row in rows if row[variant] == name]
-        sides[name] = dict(zip(map(key_of, picked), map(value_of, picked), strict=True))
-    base, gold = sides["base"], sides["gold"]
+        return dict(zip(map(key_of, picked), map(value_of, picked), strict=True))
+
+    base, gold = side("base"), side("gold")
     # a key is the one key column's value, or a tuple of them
     period = keys.index(columns.index("period")) if "period" in columns else None
     other = next((n for n, i in enumerate(keys) if n != period), None)
